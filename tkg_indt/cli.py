@@ -1,0 +1,79 @@
+"""The ``tkg-indt`` command line. Each command is a thin layer over the Python API."""
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from .errors import TKGError
+
+DATA_DIR = click.option("--data-dir", type=click.Path(file_okay=False), default=None, envvar="TKG_INDT_DATA",
+                        help="Folder holding <SOURCE>/train.txt ... (used without any download). Env: TKG_INDT_DATA.")
+
+
+class _Group(click.Group):
+    """Turns the toolkit's own errors into one clear line and exit code 2, never a traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except TKGError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(2)
+
+
+@click.group(cls=_Group)
+@click.version_option(package_name="tkg-indt")
+def main():
+    """Benchmarks, baselines and evaluation for inductive temporal knowledge graph reasoning."""
+
+
+@main.command()
+@DATA_DIR
+def sources(data_dir):
+    """List the known sources and whether each is available locally."""
+    from .data.sources import SOURCES, available
+
+    have = available(data_dir)
+    click.echo("| source | granularity | train / valid / test | local |")
+    click.echo("|---|---|---|---|")
+    for name, spec in SOURCES.items():
+        counts = " / ".join(f"{spec.counts[s]:,}" for s in ("train", "valid", "test"))
+        click.echo(f"| {name} | {spec.granularity} | {counts} | {have[name] or 'not available (tkg-indt download ' + name + ')'} |")
+
+
+@main.command()
+@click.argument("names", nargs=-1, required=True)
+def download(names):
+    """Download, verify and cache public copies of sources (needs internet)."""
+    from .data.download import download_source
+    from .data.sources import get_spec
+
+    for name in names:
+        files = download_source(get_spec(name))
+        click.echo(f"{name}: {files['train'].parent}")
+
+
+@main.command()
+@click.option("--source", "source", default=None, help="A registered source name (see `tkg-indt sources`).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@DATA_DIR
+def stats(source, as_json, data_dir):
+    """Per-split statistics of a source: quads, entities, relations, timestamps, duplicates, span."""
+    from .data.sources import load_source
+    from .stats import dataset_stats, format_table
+
+    if source is None:
+        raise click.UsageError("give --source NAME")
+    tkg = load_source(source, data_dir=data_dir)
+    table = dataset_stats(tkg)
+    if as_json:
+        click.echo(json.dumps({"source": tkg.name, "granularity": tkg.time.granularity, "splits": table}, indent=1))
+    else:
+        click.echo(f"{tkg.name} ({tkg.time.granularity}ly time, index 0 = {tkg.time.origin_label()})")
+        click.echo(format_table(table))
+
+
+if __name__ == "__main__":
+    main()

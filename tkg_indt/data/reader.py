@@ -80,7 +80,7 @@ def read_table(path: str | Path, columns: int | tuple[int, ...] = (4, 5), data: 
                               "give every line the same columns head<TAB>relation<TAB>tail<TAB>time", line=row.number)
     frame = table.to_pandas(types_mapper=None)
     frame.columns = list(range(width))
-    empty = (frame[0] == "") & (frame[1] == "") & (frame[2] == "")
+    empty = (frame == "").all(axis=1)
     if empty.any():
         raise DataFormatError(path, "empty line", "remove empty lines", line=int(np.flatnonzero(empty.to_numpy())[0]) + 1)
     return frame

@@ -28,7 +28,8 @@ def _spec(folder, counts, md5=None):
                                map_urls={m: (folder / m).as_uri() for m in ("entity2id.txt", "relation2id.txt")})
 
 
-def test_download_converts_verifies_and_caches(tmp_path, tkg_home):
+def test_download_converts_verifies_and_caches(tmp_path, tkg_home, monkeypatch):
+    monkeypatch.delenv("TKG_INDT_DATA", raising=False)
     counts = _id_copy(tmp_path / "upstream")
     expected_md5 = hashlib.md5(b"<Alice>\t<knows>\t<Bob>\t0\n<Bob>\t<knows>\t<Alice>\t1\n").hexdigest()
     files = download_source(_spec(tmp_path / "upstream", counts, {"train": expected_md5}))

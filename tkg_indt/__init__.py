@@ -6,6 +6,8 @@ fully-inductive suites), ``baselines`` (recurrency), ``evaluation`` (filtered ra
 """
 from .data import TKG, TimeEncoding, load_folder, load_source
 from .evaluation import Evaluator, evaluate, make_task
+from .hub.load import load_benchmark
 
 __version__ = "0.1.0"
-__all__ = ["TKG", "TimeEncoding", "load_source", "load_folder", "Evaluator", "evaluate", "make_task"]
+__all__ = ["TKG", "TimeEncoding", "load_source", "load_folder", "load_benchmark", "Evaluator", "evaluate",
+           "make_task"]

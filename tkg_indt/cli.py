@@ -75,5 +75,10 @@ def stats(source, as_json, data_dir):
         click.echo(format_table(table))
 
 
+from .hub.commands import export, publish  # noqa: E402  (Hugging Face Hub: issue 7)
+
+main.add_command(export)
+main.add_command(publish)
+
 if __name__ == "__main__":
     main()

@@ -298,6 +298,8 @@ def test_daily_suite_round_trip(tmp_path, offline):
     assert [c["config_name"] for c in front["configs"]] == ["p100-inter", "p50-extra"]
     text = (out / "README.md").read_text(encoding="utf-8")
     assert "| `n_inf` | 300 |" in text and "leetaru2013gdelt" in text
+    if "inf_gcc" in recipe.params or "inf_gcc" in json.loads((root / "p50-extra" / "metadata.json").read_text())["params"]:
+        assert re.search(r"\| `inf_gcc` \| (true|false) \|", text)
     ds = datasets.load_dataset(str(out), cache_dir=str(offline))  # default config p100-inter
     dates = np.array(ds["msg"]["date"], dtype="datetime64[D]")
     assert np.array_equal(dates - np.datetime64("2015-04-01"), np.array(ds["msg"]["time"]).astype("timedelta64[D]"))

@@ -134,6 +134,8 @@ def front_matter(spec: SuiteSpec, exports: list[VariantExport]) -> dict:
 
 # --------------------------------------------------------------------------- body
 def _fmt(value) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
     if isinstance(value, float):
         return f"{value:.4g}"
     if isinstance(value, int):

@@ -58,12 +58,22 @@ def download(names):
 @main.command()
 @click.option("--source", "source", default=None, help="A registered source name (see `tkg-indt sources`).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option("--recurrency", is_flag=True, help="Rec, DRec and median recurrence gap of a split (of --source, or "
+              "of each variant of --benchmark SUITE[/VARIANT]).")
+@click.option("--split", default="test", show_default=True, help="With --recurrency: the split to describe.")
 @DATA_DIR
-def stats(source, as_json, data_dir):
+def stats(source, as_json, recurrency, split, data_dir):
     """Per-split statistics of a source: quads, entities, relations, timestamps, duplicates, span."""
     from .data.sources import load_source
     from .stats import dataset_stats, format_table
 
+    if recurrency:
+        from .recurrency_stats import format_recurrency, tkg_recurrency
+
+        if source is None:
+            raise click.UsageError("give --source NAME with --recurrency")
+        rows = {g.name: tkg_recurrency(g, split) for g in [load_source(source, data_dir=data_dir)]}
+        return click.echo(json.dumps(rows, indent=1) if as_json else format_recurrency(rows))
     if source is None:
         raise click.UsageError("give --source NAME")
     tkg = load_source(source, data_dir=data_dir)
@@ -73,6 +83,35 @@ def stats(source, as_json, data_dir):
     else:
         click.echo(f"{tkg.name} ({tkg.time.granularity}ly time, index 0 = {tkg.time.origin_label()})")
         click.echo(format_table(table))
+
+
+@main.command("eval")
+@click.option("--model", required=True, help="A registered model: recurrency, recurrency-strict, recurrency-relaxed, ...")
+@click.option("--dataset", default=None, help="A source (YAGO, ICEWS14-extrap, ...), evaluated with --protocol.")
+@click.option("--benchmark", default=None, help="SUITE (all variants), SUITE/VARIANT or a variant folder (inductive).")
+@click.option("--protocol", type=click.Choice(["single-step", "transductive", "inductive"]), default=None,
+              help="Default: single-step for --dataset, inductive for --benchmark.")
+@click.option("--ties", type=click.Choice(["average", "pessimistic", "optimistic", "expected"]), default="average",
+              show_default=True, help="Tie policy of the ranks (expected: the mean under random tie-breaking).")
+@click.option("--filter", "filter_", type=click.Choice(["time-aware", "static", "raw"]), default="time-aware",
+              show_default=True)
+@click.option("--params", type=click.Choice(["per-relation", "per-dataset"]), default=None,
+              help="Recurrency: parameters selected per relation (default) or one pair per dataset.")
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write metrics and selected parameters (JSON).")
+@click.option("--ranks", type=click.Path(dir_okay=False), default=None, help="Write per-query ranks (CSV).")
+@click.option("--progress", is_flag=True, help="Show progress bars.")
+@DATA_DIR
+def eval_command(model, dataset, benchmark, protocol, ties, filter_, params, out, ranks, progress, data_dir):
+    """Evaluate a model: MRR, Hits@1/3/10 and MR under the chosen tie policy."""
+    from .evaluation.models import format_reports, run_eval, write_json, write_ranks
+
+    runs = run_eval(model, dataset=dataset, benchmark=benchmark, protocol=protocol, ties=ties, filter=filter_,
+                    params=params, data_dir=data_dir, progress=progress)
+    click.echo(format_reports([r for r, _, _ in runs]))
+    if out:
+        write_json([r for r, _, _ in runs], out)
+    if ranks:
+        write_ranks(runs, ranks, ties)
 
 
 from .hub.commands import export, publish  # noqa: E402  (Hugging Face Hub: issue 7)

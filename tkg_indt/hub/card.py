@@ -16,11 +16,11 @@ from .suites import DEFAULT_VARIANT, HUB_SPLITS, SuiteSpec, variant_params
 
 BIBTEX = {
     # as CITATION.cff: the paper is under review and cited anonymously until it is published
-    "grate2026": """@misc{grate2026,
-  title  = {{GRATE}: Temporal Extensions for Inductive {KG} Foundation Models via Gated Rotary Attention},
-  author = {Anonymous},
-  year   = {2026},
-  note   = {Under review}
+    "grate2026": """@inproceedings{grate2026,
+  title     = {{GRATE}: Temporal Extensions for Inductive {KG} Foundation Models via Gated Rotary Attention},
+  author    = {Pan, Jiaxin and Mohammed, Osama and Hern{\\'a}ndez, Daniel and Staab, Steffen},
+  booktitle = {ICML 2026 Workshop on Graph Foundation Models: A New Era for Graph Machine Learning},
+  year      = {2026}
 }""",
     "lee2023ingram": """@inproceedings{lee2023ingram,
   title     = {{InGram}: Inductive Knowledge Graph Embedding via Relation Graphs},

@@ -23,7 +23,7 @@ def unique_facts(facts: np.ndarray) -> np.ndarray:
     sizes = facts.max(axis=0).astype(np.int64) + 1
     if float(np.prod(sizes.astype(np.float64))) < 2.0 ** 62:
         key = ((facts[:, HEAD] * sizes[REL] + facts[:, REL]) * sizes[TAIL] + facts[:, TAIL]) * sizes[TIME] + facts[:, TIME]
-        key = np.unique(key)
+        key = sorted_unique(key)
         out = np.empty((len(key), 4), dtype=np.int64)
         key, out[:, TIME] = np.divmod(key, sizes[TIME])
         key, out[:, TAIL] = np.divmod(key, sizes[TAIL])
@@ -32,15 +32,35 @@ def unique_facts(facts: np.ndarray) -> np.ndarray:
     return np.unique(facts, axis=0)
 
 
+def sorted_unique(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (a sort and a diff: faster than ``np.unique`` for large int arrays)."""
+    values = np.sort(values)
+    if len(values) == 0:
+        return values
+    keep = np.empty(len(values), dtype=bool)
+    keep[0] = True
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    return values[keep]
+
+
+def member(values: np.ndarray, pool: np.ndarray) -> np.ndarray:
+    """``np.isin(values, pool)`` by binary search in the sorted pool (much faster for int64 keys)."""
+    pool = sorted_unique(np.asarray(pool))
+    if len(pool) == 0:
+        return np.zeros(len(values), dtype=bool)
+    pos = np.minimum(np.searchsorted(pool, values), len(pool) - 1)
+    return pool[pos] == values
+
+
 def adjacency(facts: np.ndarray, num_entities: int) -> sp.csr_matrix:
     """Undirected entity graph as a CSR matrix: one entry per distinct neighbour pair, sorted columns."""
+    n = np.int64(num_entities)
     h, t = facts[:, HEAD], facts[:, TAIL]
-    rows = np.concatenate([h, t])
-    cols = np.concatenate([t, h])
-    mat = sp.csr_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(num_entities, num_entities))
-    mat.sum_duplicates()  # merges repeats and sorts the column indices of every row
-    mat.data[:] = 1
-    return mat
+    pairs = sorted_unique(np.concatenate([h * n + t, t * n + h]))
+    rows, cols = np.divmod(pairs, n)
+    indptr = np.zeros(num_entities + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=num_entities), out=indptr[1:])
+    return sp.csr_matrix((np.ones(len(cols), dtype=np.int8), cols, indptr), shape=(num_entities, num_entities))
 
 
 def giant_component(facts: np.ndarray, num_entities: int) -> np.ndarray:
@@ -70,7 +90,7 @@ def expand(adj: sp.csr_matrix, seeds: np.ndarray, hops: int, cap: int, rng: np.r
     """
     indptr, indices = adj.indptr, adj.indices
     visited = np.zeros(adj.shape[0], dtype=bool)
-    frontier = np.unique(seeds)
+    frontier = sorted_unique(seeds)
     visited[frontier] = True
     for _ in range(hops):
         if len(frontier) == 0:
@@ -86,7 +106,7 @@ def expand(adj: sp.csr_matrix, seeds: np.ndarray, hops: int, cap: int, rng: np.r
         neighbours = indices[np.repeat(starts, deg) + within]
         order = np.lexsort((rng.random(total), owner))  # owner-major, random order inside each owner
         chosen = neighbours[order][within < cap]  # `within` is also the rank after sorting
-        new = np.unique(chosen)
+        new = sorted_unique(chosen)
         new = new[~visited[new]]
         visited[new] = True
         frontier = new
@@ -95,7 +115,7 @@ def expand(adj: sp.csr_matrix, seeds: np.ndarray, hops: int, cap: int, rng: np.r
 
 def entities_of(facts: np.ndarray) -> np.ndarray:
     """Sorted distinct entity ids of some facts (heads and tails)."""
-    return np.unique(np.concatenate([facts[:, HEAD], facts[:, TAIL]]))
+    return sorted_unique(np.concatenate([facts[:, HEAD], facts[:, TAIL]]))
 
 
 def first_covering(facts: np.ndarray, covered_entities: np.ndarray, covered_relations: np.ndarray) -> np.ndarray:
@@ -114,4 +134,4 @@ def first_covering(facts: np.ndarray, covered_entities: np.ndarray, covered_rela
         order = np.lexsort((item_rows, items))  # by item, then by row
         _, first = np.unique(items[order], return_index=True)
         picks.append(item_rows[order][first])
-    return np.unique(np.concatenate(picks))
+    return sorted_unique(np.concatenate(picks))

@@ -22,7 +22,7 @@ import yaml
 from ..errors import ParameterError, UnknownNameError
 
 MODES = ("inter", "extra")
-_PARAM_KEYS = ("p_r", "p_t", "n_tr", "n_inf", "hop_cap", "hops_tr", "hops_inf", "valid_frac", "test_frac")
+_PARAM_KEYS = ("p_r", "p_t", "n_tr", "n_inf", "hop_cap", "hops_tr", "hops_inf", "valid_frac", "test_frac", "inf_gcc")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,6 +42,7 @@ class BuildParams:
     seed: int = 0
     valid_frac: float = 0.1
     test_frac: float = 0.2
+    inf_gcc: bool = False
     suite: str | None = None
 
     @property
@@ -51,7 +52,13 @@ class BuildParams:
 
     @property
     def variant_seed(self) -> int:
+        """Seed of the variant's own draws (entities, X/Y subsample, splits)."""
         return variant_seed(self.seed, self.variant)
+
+    @property
+    def relation_seed(self) -> int:
+        """Seed of the relation partition, the same for every variant of a recipe seed."""
+        return variant_seed(self.seed, "relations")
 
     def validate(self) -> "BuildParams":
         """Raise :class:`ParameterError` naming the first bad parameter (no data needed)."""
@@ -74,6 +81,8 @@ class BuildParams:
             v = getattr(self, name)
             if not (isinstance(v, int) and not isinstance(v, bool) and v >= 0):
                 bad(name, v, "it must be a non-negative integer")
+        if not isinstance(self.inf_gcc, bool):
+            bad("inf_gcc", self.inf_gcc, "it must be true or false")
         if not (isinstance(self.seed, int) and not isinstance(self.seed, bool) and self.seed >= 0):
             bad("seed", self.seed, "it must be a non-negative integer")
         return self
@@ -115,6 +124,19 @@ class Recipe:
         values.update({k: v for k, v in overrides.items() if v is not None})
         return BuildParams(source=self.source, p_tri=p_tri, mode=mode, suite=self.suite, **values).validate()
 
+    def with_overrides(self, **overrides) -> "Recipe":
+        """The recipe with some parameters (or ``seed``) replaced; None keeps a value.
+
+        A recipe that differs from this one is renamed ``<suite>-custom-<hash>`` so that its
+        variants never overwrite the recipe's own.
+        """
+        overrides = {k: v for k, v in overrides.items() if v is not None}
+        first = self.build_params(*self.variants[0], **overrides)  # validates
+        if first == self.build_params(*self.variants[0]):
+            return self
+        params = {k: getattr(first, k) for k in (*self.params, *(k for k in overrides if k != "seed"))}
+        return dataclasses.replace(self, suite=f"{self.suite}-custom-{first.key()[:8]}", seed=first.seed, params=params)
+
     def all_params(self) -> list[BuildParams]:
         return [self.build_params(p, m) for p, m in self.variants]
 
@@ -133,7 +155,7 @@ def _parse(text: str, where: str) -> Recipe:
     unknown = set(params) - set(_PARAM_KEYS)
     if unknown or set(_PARAM_KEYS[:7]) - set(params):
         raise ParameterError(f"{where}: params must give {', '.join(_PARAM_KEYS[:7])} "
-                             f"(optional valid_frac, test_frac); got {', '.join(sorted(params))}")
+                             f"(optional valid_frac, test_frac, inf_gcc); got {', '.join(sorted(params))}")
     variants = tuple((float(v["p_tri"]), str(v["mode"])) for v in raw["variants"])
     recipe = Recipe(str(raw["suite"]), str(raw["source"]), int(raw.get("seed", 0)), params, variants, where)
     recipe.all_params()  # validates every variant now

@@ -57,13 +57,16 @@ def download(names):
 
 @main.command()
 @click.option("--source", "source", default=None, help="A registered source name (see `tkg-indt sources`).")
+@click.option("--benchmark", default=None, help="A suite (GDELTIndT, WIKIIndT): the per-variant table of the paper.")
+@click.option("--latex", is_flag=True, help="With --benchmark: print a LaTeX tabular instead of markdown.")
+@click.option("--build", "build_missing", is_flag=True, help="With --benchmark: build the variants not built yet.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option("--recurrency", is_flag=True, help="Rec, DRec and median recurrence gap of a split (of --source, or "
               "of each variant of --benchmark SUITE[/VARIANT]).")
 @click.option("--split", default="test", show_default=True, help="With --recurrency: the split to describe.")
 @DATA_DIR
-def stats(source, as_json, recurrency, split, data_dir):
-    """Per-split statistics of a source: quads, entities, relations, timestamps, duplicates, span."""
+def stats(source, benchmark, latex, build_missing, as_json, recurrency, split, data_dir):
+    """Per-split statistics of a source, or (--benchmark) the per-variant table of a suite."""
     from .data.sources import load_source
     from .stats import dataset_stats, format_table
 
@@ -74,8 +77,12 @@ def stats(source, as_json, recurrency, split, data_dir):
             raise click.UsageError("give --source NAME with --recurrency")
         rows = {g.name: tkg_recurrency(g, split) for g in [load_source(source, data_dir=data_dir)]}
         return click.echo(json.dumps(rows, indent=1) if as_json else format_recurrency(rows))
+    if benchmark is not None:
+        from .benchmark.table import print_suite_table
+
+        return print_suite_table(benchmark, latex=latex, build_missing=build_missing, data_dir=data_dir)
     if source is None:
-        raise click.UsageError("give --source NAME")
+        raise click.UsageError("give --source NAME or --benchmark SUITE")
     tkg = load_source(source, data_dir=data_dir)
     table = dataset_stats(tkg)
     if as_json:
@@ -118,6 +125,11 @@ from .hub.commands import export, publish  # noqa: E402  (Hugging Face Hub: issu
 
 main.add_command(export)
 main.add_command(publish)
+
+from .benchmark.commands import build, check  # noqa: E402  (build / check live with the benchmark code)
+
+main.add_command(build)
+main.add_command(check)
 
 if __name__ == "__main__":
     main()

@@ -31,7 +31,9 @@ def last_occurrence(history_facts: np.ndarray, test_facts: np.ndarray) -> np.nda
     hist = np.concatenate([np.asarray(history_facts, dtype=np.int64).reshape(-1, 4), test])
     if len(test) == 0:
         return np.zeros(0, np.int64)
-    triples, ids = np.unique(hist[:, :3], axis=0, return_inverse=True)
+    n_ent = int(max(hist[:, 0].max(), hist[:, 2].max())) + 1
+    n_rel = int(hist[:, 1].max()) + 1
+    _, ids = np.unique((hist[:, 0] * n_rel + hist[:, 1]) * n_ent + hist[:, 2], return_inverse=True)
     ids = ids.reshape(-1)
     t_min = int(hist[:, 3].min())
     span = int(hist[:, 3].max()) - t_min + 1

@@ -29,7 +29,7 @@ import torch
 
 from tkg_indt.errors import ParameterError
 
-from .relation_graph import RoleIncidence, ultra_relation_graph
+from .relation_graph import RoleIncidence, ultra_adjacency, ultra_relation_graph
 
 
 class Snapshot:
@@ -55,6 +55,14 @@ class Snapshot:
     def ultra_graph(self) -> tuple[torch.Tensor, torch.Tensor]:
         """ULTRA relation graph ``(edge_index (2, E_r), edge_type (E_r,))`` over ``2R`` relation nodes."""
         return ultra_relation_graph(self.edge_index, self.edge_type, self.num_entities, self.num_relation_nodes)
+
+    def ultra_adjacency(self, dtype=torch.float32) -> list:
+        """The 4 sparse ``(2R, 2R)`` adjacencies of :attr:`ultra_graph` (``A_t[r2, r1]``), cached per dtype."""
+        cache = self.__dict__.setdefault("_adjacency", {})
+        if dtype not in cache:
+            edge_index, edge_type = self.ultra_graph
+            cache[dtype] = ultra_adjacency(edge_index, edge_type, self.num_relation_nodes, dtype)
+        return cache[dtype]
 
     @cached_property
     def role_incidence(self) -> RoleIncidence:

@@ -109,8 +109,17 @@ class UltraRelationLayer(nn.Module):
         self.relation = nn.Embedding(4, dim)
         self.update = Update(dim, aggregate)
 
-    def forward(self, h, boundary, edge_index, edge_type, impl="auto"):
-        B = h.shape[1]
+    def forward(self, h, boundary, edge_index, edge_type, impl="auto", adjacency=None):
+        """``adjacency``: the 4 sparse ``A_t`` (:func:`grate.relation_graph.ultra_adjacency`); with sum
+        aggregation the convolution is then ``boundary + sum_t w_t * (A_t h)``, exactly the edge-wise
+        DistMult sum without materialising per-edge messages."""
+        n, B, d = h.shape
+        if adjacency is not None and self.aggregate == "sum":
+            flat = h.reshape(n, B * d)
+            agg = boundary
+            for t, a in enumerate(adjacency):
+                agg = agg + torch.sparse.mm(a, flat).view(n, B, d) * self.relation.weight[t]
+            return self.update(h, agg)
         rel = self.relation.weight.unsqueeze(0).expand(B, -1, -1)
         zeros_e = torch.zeros_like(edge_type)
         zeros_b = torch.zeros(B, dtype=torch.long, device=h.device)

@@ -21,7 +21,6 @@ convolves through the incidence, see :mod:`grate.trix`), they exist for tests an
 from __future__ import annotations
 
 import dataclasses
-import warnings
 
 import torch
 
@@ -40,9 +39,48 @@ def incidence(edge_index: torch.Tensor, edge_type: torch.Tensor, num_relations: 
             _pairs(edge_index[1], edge_type, num_relations))
 
 
-def _sparse(pairs: torch.Tensor, num_entities: int, num_relations: int) -> torch.Tensor:
-    values = torch.ones(pairs.shape[1], dtype=torch.float32, device=pairs.device)
-    return torch.sparse_coo_tensor(pairs, values, (num_entities, num_relations), check_invariants=False).coalesce()
+def _cross(p1: torch.Tensor, p2: torch.Tensor, num_entities: int):
+    """Every ``(r1, r2, e)`` with ``[e; r1]`` in ``p1`` and ``[e; r2]`` in ``p2`` (both sorted by entity).
+
+    Vectorised: each pair of ``p1`` is repeated once per pair of ``p2`` with the same entity.
+    """
+    c2 = torch.bincount(p2[0], minlength=num_entities)
+    start2 = torch.cumsum(c2, 0) - c2  # first pair of each entity in p2
+    reps = c2[p1[0]]
+    src = torch.repeat_interleave(torch.arange(p1.shape[1], device=p1.device), reps)
+    offset = torch.arange(int(reps.sum()), device=p1.device) - torch.repeat_interleave(torch.cumsum(reps, 0) - reps, reps)
+    dst = start2[p1[0, src]] + offset
+    return p1[1, src], p2[1, dst], p1[0, src]
+
+
+def _product_pairs(a: torch.Tensor, b: torch.Tensor, num_entities: int, num_relations: int,
+                   chunk_floats: int = 1 << 24) -> torch.Tensor:
+    """Nonzeros ``(2, k)`` ``[r1; r2]`` (sorted) of the boolean product ``E_a^T E_b``.
+
+    Up to 4096 relation nodes: sparse ``E_a^T`` times dense ``E_b`` over chunks of entities
+    (``O(nnz_a 2R)`` flops, at most ``chunk_floats`` floats per dense block); beyond that the
+    per-entity cross product (``O(sum_e |R_a(e)| |R_b(e)|)``) followed by a unique.
+    """
+    if num_relations > 4096:
+        r1, r2, _ = _cross(a, b, num_entities)
+        key = torch.unique(r1 * num_relations + r2)
+        return torch.stack([key // num_relations, key % num_relations])
+    step = max(1, chunk_floats // num_relations)
+    total = torch.zeros(num_relations, num_relations, dtype=torch.float32, device=a.device)
+    bounds = torch.arange(0, num_entities + step, step, device=a.device).clamp(max=num_entities)
+    cut_a = torch.searchsorted(a[0], bounds).tolist()
+    cut_b = torch.searchsorted(b[0], bounds).tolist()
+    for i in range(len(bounds) - 1):
+        lo, n = int(bounds[i]), int(bounds[i + 1] - bounds[i])
+        if n == 0 or cut_a[i] == cut_a[i + 1] or cut_b[i] == cut_b[i + 1]:
+            continue
+        pa, pb = a[:, cut_a[i]:cut_a[i + 1]], b[:, cut_b[i]:cut_b[i + 1]]
+        dense_b = torch.zeros(n, num_relations, dtype=torch.float32, device=a.device)
+        dense_b[pb[0] - lo, pb[1]] = 1.0
+        sparse_at = torch.sparse_coo_tensor(torch.stack([pa[1], pa[0] - lo]), torch.ones(pa.shape[1], device=a.device),
+                                            (num_relations, n), check_invariants=False)
+        total += torch.sparse.mm(sparse_at, dense_b)
+    return torch.nonzero(total > 0).t()
 
 
 def ultra_relation_graph(edge_index: torch.Tensor, edge_type: torch.Tensor, num_entities: int,
@@ -53,17 +91,28 @@ def ultra_relation_graph(edge_index: torch.Tensor, edge_type: torch.Tensor, num_
     type (hh, tt, ht, th) and sorted by (r1, r2) within a type.
     """
     heads, tails = incidence(edge_index, edge_type, num_relations)
-    eh = _sparse(heads, num_entities, num_relations)
-    et = _sparse(tails, num_entities, num_relations)
     parts, types = [], []
-    for t, (a, b) in enumerate(((eh, eh), (et, et), (eh, et), (et, eh))):
-        with warnings.catch_warnings():  # torch flags its sparse product as beta
-            warnings.simplefilter("ignore", UserWarning)
-            prod = torch.sparse.mm(a.t().coalesce(), b).coalesce()
-        idx = prod.indices()[:, prod.values() > 0]
+    for t, (a, b) in enumerate(((heads, heads), (tails, tails), (heads, tails), (tails, heads))):
+        idx = _product_pairs(a, b, num_entities, num_relations)
         parts.append(idx)
         types.append(torch.full((idx.shape[1],), t, dtype=torch.long, device=idx.device))
     return torch.cat(parts, dim=1), torch.cat(types)
+
+
+def sparse_matrix(rows: torch.Tensor, cols: torch.Tensor, shape: tuple[int, int], dtype=torch.float32) -> torch.Tensor:
+    """Coalesced sparse COO 0/1 matrix with ones at ``(rows, cols)`` (pairs are distinct)."""
+    values = torch.ones(rows.shape[0], dtype=dtype, device=rows.device)
+    return torch.sparse_coo_tensor(torch.stack([rows, cols]), values, shape, check_invariants=False).coalesce()
+
+
+def ultra_adjacency(edge_index: torch.Tensor, edge_type: torch.Tensor, num_relations: int, dtype=torch.float32):
+    """The 4 relation-graph adjacencies as sparse ``(2R, 2R)`` matrices ``A_t[r2, r1] = 1`` for ``r1 -> r2``.
+
+    With sum aggregation and DistMult messages, ULTRA's relation convolution is exactly
+    ``boundary + sum_t w_t * (A_t h)``.
+    """
+    return [sparse_matrix(edge_index[1, edge_type == t], edge_index[0, edge_type == t], (num_relations, num_relations),
+                          dtype) for t in range(len(ULTRA_TYPES))]
 
 
 @dataclasses.dataclass
@@ -86,6 +135,16 @@ class RoleIncidence:
         count = {k: torch.bincount(v[0], minlength=num_entities) for k, v in pairs.items()}
         return cls(num_entities, num_relations, pairs, count)
 
+    def matrix(self, role: str, dtype=torch.float32, transpose: bool = False) -> torch.Tensor:
+        """Sparse 0/1 incidence ``(N, 2R)`` of role ``"h"`` or ``"t"`` (``(2R, N)`` transposed), cached."""
+        key = (role, dtype, transpose)
+        cache = self.__dict__.setdefault("_matrices", {})
+        if key not in cache:
+            e, r = self.pairs[role]
+            cache[key] = (sparse_matrix(r, e, (self.num_relations, self.num_entities), dtype) if transpose
+                          else sparse_matrix(e, r, (self.num_entities, self.num_relations), dtype))
+        return cache[key]
+
     @property
     def nnz(self) -> int:
         return int(self.pairs["h"].shape[1] + self.pairs["t"].shape[1])
@@ -106,14 +165,7 @@ def role_graph(inc: RoleIncidence, role: str) -> tuple[torch.Tensor, torch.Tenso
     """
     if role not in ROLES:
         raise ValueError(f"unknown role {role!r}; known: {', '.join(ROLES)}")
-    p1, p2 = inc.pairs[role[0]], inc.pairs[role[1]]
-    c2 = inc.count[role[1]]
-    start2 = torch.cumsum(c2, 0) - c2  # first pair of each entity in p2 (p2 is sorted by entity)
-    reps = c2[p1[0]]
-    src = torch.repeat_interleave(torch.arange(p1.shape[1], device=p1.device), reps)
-    offset = torch.arange(int(reps.sum()), device=p1.device) - torch.repeat_interleave(torch.cumsum(reps, 0) - reps, reps)
-    dst = start2[p1[0, src]] + offset
-    r1, r2, ent = p1[1, src], p2[1, dst], p1[0, src]
+    r1, r2, ent = _cross(inc.pairs[role[0]], inc.pairs[role[1]], inc.num_entities)
     if role[0] == role[1]:
         keep = r1 != r2
         r1, r2, ent = r1[keep], r2[keep], ent[keep]

@@ -20,7 +20,7 @@ Parameters (sum) ``82 d^2 + 99 d + 2``: 18 convolutions (12 role + 6 entity), ea
 Role convolution through the incidence (O(nnz B d) instead of O(sum_e |R(e)|^2 B d)):
 with ``A1``/``A2`` the 0/1 entity x relation incidence of the roles of r1 and r2,
 ``sum: out[r2] = sum_e A2[e, r2] x_e * (sum_r1 A1[e, r1] h[r1])``, minus ``h[r2] * sum_e A[e, r2] x_e``
-for hh/tt (no self pairs). PNA also needs the sum of squares (same factorisation with squares),
+for hh/tt (no self pairs): two sparse products ``A2^T (x * (A1 h))``. PNA also needs the sum of squares (same factorisation with squares),
 max and min: for each entity the max/min over its role-1 relations (top-2/bottom-2 for hh/tt, to
 leave r2 out) times ``x_e`` (sign-aware), then max/min over the entities of r2.
 :func:`role_aggregate_edgewise` is the explicit edge-wise version used by the tests.
@@ -67,29 +67,33 @@ def role_aggregate(h, boundary, x, inc: RoleIncidence, role: str, aggregate: str
     ``h``, ``boundary`` ``(2R, B, d)`` relation states; ``x`` ``(N, B, d)`` projected entity
     features (broadcastable). Returns ``(2R, B, d)`` (sum) or ``(2R, B, 12d)`` (PNA, the layout of
     :func:`grate.ops.propagate`), equal to the edge-wise aggregation over :func:`role_graph`.
+    Sums are sparse incidence products (nothing per edge is materialised); PNA's max/min gather
+    per incidence pair.
     """
     n_rel, B, d = h.shape
     N = inc.num_entities
     x = x.expand(N, B, d)
-    p1, p2 = inc.pairs[role[0]], inc.pairs[role[1]]
     self_pairs = role[0] == role[1]
-    e1, r1 = p1[0], p1[1]
-    e2, r2 = p2[0], p2[1]
-    x2 = x[e2]  # (nnz2, B, d)
-    s1 = h.new_zeros(N, B, d).index_add_(0, e1, h[r1])
-    out = boundary.index_add(0, r2, x2 * s1[e2])
+    a1 = inc.matrix(role[0], h.dtype)  # (N, 2R): entity e has r1 in role 1
+    a2t = inc.matrix(role[1], h.dtype, transpose=True)  # (2R, N): r2 has entity e in role 2
+
+    def gather(a, v):  # (rows, cols) sparse @ (cols, B, d)
+        return torch.sparse.mm(a, v.reshape(v.shape[0], B * d)).view(a.shape[0], B, d)
+
+    out = boundary + gather(a2t, x * gather(a1, h))
     if self_pairs:
-        out = out - h * h.new_zeros(n_rel, B, d).index_add_(0, r2, x2)
+        out = out - h * gather(a2t, x)
     if aggregate == "sum":
         return out
     # PNA: sum of squares, degree, max, min
-    sq1 = h.new_zeros(N, B, d).index_add_(0, e1, h[r1] ** 2)
-    x2sq = x2 * x2
-    sq = (boundary * boundary).index_add(0, r2, x2sq * sq1[e2])
+    x_sq = x * x
+    sq = boundary * boundary + gather(a2t, x_sq * gather(a1, h * h))
+    if self_pairs:
+        sq = sq - h * h * gather(a2t, x_sq)
+    e1, r1 = inc.pairs[role[0]]
+    e2, r2 = inc.pairs[role[1]]
     count1 = inc.count[role[0]].to(h.dtype)[e2] - (1.0 if self_pairs else 0.0)  # role-1 partners of (e, r2)
     deg = torch.zeros(n_rel, dtype=h.dtype, device=h.device).index_add_(0, r2, count1) + 1
-    if self_pairs:
-        sq = sq - h * h * h.new_zeros(n_rel, B, d).index_add_(0, r2, x2sq)
     valid = count1 > 0
     hv = h[r1]
     top = _segment(hv, e1, N, "amax")
@@ -99,7 +103,7 @@ def role_aggregate(h, boundary, x, inc: RoleIncidence, role: str, aggregate: str
         lo = _excluding(hv, e1, N, bot, "amin")
     else:
         hi, lo = top[e2], bot[e2]
-    hi, lo, xv, rv = hi[valid], lo[valid], x2[valid], r2[valid]
+    hi, lo, xv, rv = hi[valid], lo[valid], x[e2[valid]], r2[valid]
     pos = xv >= 0
     m_hi = torch.where(pos, xv * hi, xv * lo)  # max over partners of x_e * h[r1]
     m_lo = torch.where(pos, xv * lo, xv * hi)

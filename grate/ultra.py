@@ -39,9 +39,10 @@ class Ultra(TemporalModel):
         edge_index, edge_type = snapshot.ultra_graph
         dtype = self.entity_net.mlp[0].weight.dtype
         boundary = relation_boundary(queries, snapshot.num_relation_nodes, self.config.dim, dtype)
+        adjacency = snapshot.ultra_adjacency(dtype) if self.config.aggregate == "sum" else None
         h = boundary
         for layer in self.relation_layers:
-            h = layer(h, boundary, edge_index, edge_type, self.impl) + h
+            h = layer(h, boundary, edge_index, edge_type, self.impl, adjacency) + h
         return h.transpose(0, 1)
 
     def features(self, snapshot, queries, edge_mask=None) -> torch.Tensor:

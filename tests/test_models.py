@@ -142,6 +142,25 @@ def test_trix_factorised_convolution_equals_edgewise(role, aggregate):
         assert torch.allclose(a, b, rtol=1e-8, atol=1e-8)
 
 
+def test_ultra_relation_convolution_sparse_equals_edgewise():
+    from grate.layers import UltraRelationLayer
+
+    g = TemporalGraph(random_facts(8), N, R)
+    snap = g.at()
+    edge_index, edge_type = snap.ultra_graph
+    torch.manual_seed(1)
+    layer = UltraRelationLayer(6, "sum").double()
+    h = torch.randn(2 * R, 3, 6, dtype=torch.float64, requires_grad=True)
+    boundary = torch.randn(2 * R, 3, 6, dtype=torch.float64)
+    fast = layer(h, boundary, edge_index, edge_type, "reference", snap.ultra_adjacency(torch.float64))
+    slow = layer(h, boundary, edge_index, edge_type, "reference", None)
+    assert torch.allclose(fast, slow, rtol=1e-10, atol=1e-10)
+    w = torch.randn_like(fast)
+    grads = [torch.autograd.grad((out * w).sum(), [h, layer.relation.weight]) for out in (fast, slow)]
+    for a, b in zip(*grads):
+        assert torch.allclose(a, b, rtol=1e-8, atol=1e-10)
+
+
 def test_trix_max_excludes_self_pairs_with_ties():
     """hh/tt max must skip r1 = r2 even when several relations tie for the maximum."""
     facts = np.array([[0, 0, 1, 0], [0, 1, 2, 0], [0, 2, 3, 0], [4, 0, 5, 0]])

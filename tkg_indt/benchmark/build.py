@@ -261,25 +261,33 @@ def _mask(ids: np.ndarray, n: int) -> np.ndarray:
 
 # --------------------------------------------------------------------------- files
 def format_lines(*columns) -> bytes:
-    """Columns of strings -> UTF-8 bytes of tab-separated lines, each ending in LF (vectorised, Arrow)."""
+    """UTF-8 bytes of tab-separated lines, each ending in LF, built column-wise with Arrow.
+
+    Each column is ``(codes, vocabulary)``: line ``i`` holds ``vocabulary[codes[i]]`` (entity ids and
+    names, unique time indices and raw strings ...).
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if len(columns[0]) == 0:
+    n = len(columns[0][0])
+    if n == 0:
         return b""
     text = pa.large_string()
-    cols = [pa.array(np.asarray(c).astype(str), type=text) for c in columns]
-    newline = pa.array(np.full(len(cols[0]), "\n"), type=text)
+    cols = [pa.DictionaryArray.from_arrays(pa.array(np.asarray(codes, dtype=np.int64)),
+                                           pa.array(np.asarray(vocab, dtype=object).astype(str).tolist(), type=text)
+                                           ).cast(text) for codes, vocab in columns]
+    newline = pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int8)), pa.array(["\n"], type=text)).cast(text)
     joined = pc.binary_join_element_wise(*cols, pa.scalar("\t", type=text))
     joined = pc.binary_join_element_wise(joined, newline, pa.scalar("", type=text))
-    offsets = np.frombuffer(joined.buffers()[1], dtype=np.int64)[joined.offset:joined.offset + len(joined) + 1]
+    offsets = np.frombuffer(joined.buffers()[1], dtype=np.int64)[joined.offset:joined.offset + n + 1]
     return joined.buffers()[2].to_pybytes()[offsets[0]:offsets[-1]]
 
 
 def _lines(tkg: TKG, facts: np.ndarray) -> bytes:
     """Tab-separated ``head relation tail time`` lines (names, raw times), LF ends, UTF-8."""
-    return format_lines(tkg.entities[facts[:, HEAD]], tkg.relations[facts[:, REL]],
-                        tkg.entities[facts[:, TAIL]], tkg.time.raw(facts[:, TIME]))
+    times, time_codes = np.unique(facts[:, TIME], return_inverse=True)
+    return format_lines((facts[:, HEAD], tkg.entities), (facts[:, REL], tkg.relations),
+                        (facts[:, TAIL], tkg.entities), (time_codes.reshape(-1), tkg.time.raw(times)))
 
 
 def write_variant(variant: Variant, out: str | Path) -> Path:

@@ -23,12 +23,8 @@ def _zipf(n: int, s: float) -> np.ndarray:
     return w / w.sum()
 
 
-def synthetic_gdelt(n_facts: int, seed: int = 0, num_entities: int = 500, num_relations: int = 20,
-                    days: int = 366, start: str = "2015-04-01") -> dict[str, np.ndarray]:
-    """Columns ``head relation tail`` (name strings) and ``time`` (ISO dates) of ``n_facts`` events.
-
-    Every day gets at least one event when ``n_facts >= days``. Same arguments -> same arrays.
-    """
+def _draw(n_facts: int, seed: int, num_entities: int, num_relations: int, days: int, start: str):
+    """Integer codes (head, relation, tail, day) of the events and the name vocabularies."""
     if n_facts < 1 or num_entities < 2 or num_relations < 1 or days < 1:
         raise ValueError("n_facts, num_relations, days >= 1 and num_entities >= 2 are required")
     rng = np.random.default_rng(seed)
@@ -42,26 +38,37 @@ def synthetic_gdelt(n_facts: int, seed: int = 0, num_entities: int = 500, num_re
     day = rng.integers(0, days, size=n_facts)
     if n_facts >= days:
         day[:days] = np.arange(days)  # every day populated
-    ent_names = np.array([f"ACTOR_{i:03d}" for i in range(num_entities)], dtype=object)
-    rel_names = np.array([f"EVENT_{i:02d}" for i in range(num_relations)], dtype=object)
-    dates = np.datetime_as_string(np.datetime64(start, "D") + day.astype("timedelta64[D]"), unit="D")
-    return {"head": ent_names[h[pick]], "relation": rel_names[r[pick]], "tail": ent_names[t[pick]], "time": dates}
+    vocab = {"entities": np.array([f"ACTOR_{i:03d}" for i in range(num_entities)], dtype=object),
+             "relations": np.array([f"EVENT_{i:02d}" for i in range(num_relations)], dtype=object),
+             "days": np.datetime_as_string(np.datetime64(start, "D") + np.arange(days).astype("timedelta64[D]"), unit="D")}
+    return (h[pick], r[pick], t[pick], day), vocab
+
+
+def synthetic_gdelt(n_facts: int, seed: int = 0, num_entities: int = 500, num_relations: int = 20,
+                    days: int = 366, start: str = "2015-04-01") -> dict[str, np.ndarray]:
+    """Columns ``head relation tail`` (names) and ``time`` (ISO dates) of ``n_facts`` events.
+
+    Every day gets at least one event when ``n_facts >= days``. Same arguments -> same arrays.
+    """
+    (h, r, t, day), v = _draw(n_facts, seed, num_entities, num_relations, days, start)
+    return {"head": v["entities"][h], "relation": v["relations"][r], "tail": v["entities"][t], "time": v["days"][day]}
 
 
 def write_synthetic_gdelt(data_dir: str | Path, n_facts: int = 60_000, seed: int = 0, name: str = "GDELT",
-                          **shape) -> Path:
+                          num_entities: int = 500, num_relations: int = 20, days: int = 366,
+                          start: str = "2015-04-01") -> Path:
     """Write ``<data_dir>/<name>/{train,valid,test}.txt`` (80/10/10, tab-separated) and return the folder.
 
     The folder can be read by ``load_source("GDELT", data_dir=data_dir)`` like the real files.
     """
     from .build import format_lines
 
-    cols = synthetic_gdelt(n_facts, seed, **shape)
-    rng = np.random.default_rng([seed, 1])
-    split = rng.choice(3, size=n_facts, p=[0.8, 0.1, 0.1])
+    (h, r, t, day), v = _draw(n_facts, seed, num_entities, num_relations, days, start)
+    split = np.random.default_rng([seed, 1]).choice(3, size=n_facts, p=[0.8, 0.1, 0.1])
     target = Path(data_dir) / name
     with atomic_dir(target) as tmp:
         for i, part in enumerate(("train", "valid", "test")):
             m = split == i
-            (tmp / f"{part}.txt").write_bytes(format_lines(*(cols[c][m] for c in ("head", "relation", "tail", "time"))))
+            data = format_lines((h[m], v["entities"]), (r[m], v["relations"]), (t[m], v["entities"]), (day[m], v["days"]))
+            (tmp / f"{part}.txt").write_bytes(data)
     return target

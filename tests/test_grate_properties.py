@@ -198,3 +198,38 @@ def test_future_edges_do_not_influence_forecasts(model, message):
     assert torch.equal(a, b)
     c = model_(TemporalGraph(np.concatenate([facts, future]), N, R, forecasting=False), q)
     assert not torch.allclose(a, c)  # in interpolation mode the same edges are seen
+
+
+# ---------------------------------------------------------------------- one GRATE layer by hand
+@pytest.mark.parametrize("message", ["grate", "rotation+relgate", "rotation", "sincos"])
+def test_entity_layer_matches_the_paper_formula(message):
+    """Alg. 1 written out edge by edge for 3 edges: m = h_u * r_uv, R(tau - t) m, gate on Q."""
+    from grate.layers import EntityLayer
+
+    torch.manual_seed(0)
+    d, B = 6, 2
+    facts = np.array([[0, 0, 1, 3], [1, 1, 2, 8], [2, 0, 0, 5]])
+    snap = TemporalGraph(facts, 3, 2).at()
+    layer = EntityLayer(d, "sum", message).double()
+    h = torch.randn(3, B, d, dtype=torch.float64)
+    boundary = torch.randn(3, B, d, dtype=torch.float64)
+    relations = torch.randn(B, 4, d, dtype=torch.float64)
+    queries = torch.tensor([[0, 1, 10], [2, 3, 4]])
+    got = layer(h, boundary, relations, snap, queries, impl="reference")
+    rel = layer.project(relations)
+    agg = boundary.clone()
+    for (u, v), typ, t in zip(snap.edge_index.t().tolist(), snap.edge_type.tolist(), snap.edge_time.tolist()):
+        for b, (s, r, tau) in enumerate(queries.tolist()):
+            m = h[u, b] * rel[b, typ]
+            if message == "sincos":
+                theta = (tau - t) * 10000.0 ** (-2.0 * torch.arange(d // 2, dtype=torch.float64) / d)
+                m = m * torch.stack([theta.cos(), theta.sin()], -1).flatten()
+            else:
+                m = rotate(m, tau - t)
+            if message == "grate":
+                m = torch.sigmoid((h[s, b] + rel[b, r]) @ m / d ** 0.5) * m
+            elif message == "rotation+relgate":
+                m = torch.sigmoid(rel[b, r] @ m / d ** 0.5) * m
+            agg[v, b] += m
+    expected = layer.update(h, agg)
+    assert torch.allclose(got, expected, rtol=1e-10, atol=1e-12)

@@ -300,3 +300,10 @@ def test_extra_table_columns(gdelt_suite):
     text = format_table(rows, [*COLUMNS, extra])
     assert text.splitlines()[0].endswith("| test_ents |")
     assert all(r.built for r in rows)
+
+
+def test_optional_inference_giant_component(gdelt, tmp_path):
+    folder = build_variant("gdelt", 0.5, "inter", tkg=gdelt, out=tmp_path / "p50-inter", inf_gcc=True)
+    meta = json.loads((folder / "metadata.json").read_text())
+    assert meta["params"]["inf_gcc"] is True and meta["suite"].startswith("GDELTIndT-custom-")
+    assert check_variant(folder, source=gdelt, rebuild=True).ok

@@ -9,6 +9,11 @@ Decisions the procedure leaves open (all recorded in ``metadata.json``):
 - Duplicate quadruples of the source (WIKI has ~7.6 k) are merged first: the builder works on
   distinct facts, so "msg ∩ test = ∅ as quadruples" holds by construction.
 - The giant component is that of the undirected entity graph; ties go to the smallest entity id.
+- Randomness: the relation partition is drawn once per recipe seed (``relation_seed``) and shared by
+  the variants of a suite (the paper: "all eight share the V/R/T-disjoint partition"); every other
+  draw (seeds, BFS, X/Y subsample, splits) uses the variant's own ``variant_seed``, so V_tr differs
+  across variants as in the paper. Both seeds are SHA-256 derived from the recipe seed (see
+  :mod:`~tkg_indt.benchmark.recipe`) and recorded.
 - ``|R_inf| = floor(p_R |R|)`` relations, drawn at random; ``T_tr`` = the earliest
   ``floor((1 - p_T) |T|)`` distinct timestamps, ``T_inf`` the rest (a cut by date/year).
 - BFS: see :func:`~tkg_indt.benchmark.graph.expand` (cap per node per hop, next frontier = new nodes).
@@ -169,7 +174,8 @@ def make_variant(tkg: TKG, params: BuildParams) -> Variant:
     pool_seen_time = pool[:, TIME] <= t_tr[-1]
     x = pool[is_r_tr[pool[:, REL]] & pool_seen_time]
     y = pool[is_r_inf[pool[:, REL]] & ~pool_seen_time]
-    n_x, n_y = merge_sizes(len(x), len(y), params.p_tri)
+    pool_x, pool_y = len(x), len(y)
+    n_x, n_y = merge_sizes(pool_x, pool_y, params.p_tri)
     if n_y == 0:
         raise ParameterError(f"no strictly new inference fact (unseen relation and unseen time) among the "
                              f"{len(pool)} facts of the inference pool of {params.source} (|X|={len(x)}, "
@@ -192,6 +198,9 @@ def make_variant(tkg: TKG, params: BuildParams) -> Variant:
         train = np.concatenate([train, valid[move]])
         valid = np.delete(valid, move, axis=0)
     valid_moved = len(move)
+    if len(valid) == 0:
+        raise ParameterError(f"the valid split of {params.variant} is empty (training graph of {len(e_tr)} facts). "
+                             f"Fix: raise n_tr or valid_frac")
 
     # 7b. msg / test
     e_inf = e_inf[rng.permutation(len(e_inf))]
@@ -239,8 +248,7 @@ def make_variant(tkg: TKG, params: BuildParams) -> Variant:
         "sampling": {"train_seeds": params.n_tr, "train_candidates": int(cand_tr.sum()),
                      "train_graph_facts": int(len(e_tr)), "rest_gcc_entities": int(len(rest_gcc)),
                      "inference_seeds": int(n_seeds_inf), "inference_candidates": int(cand_inf.sum()),
-                     "pool": int(len(pool)), "pool_x": int(len(pool[is_r_tr[pool[:, REL]] & pool_seen_time])),
-                     "pool_y": int(len(pool[is_r_inf[pool[:, REL]] & ~pool_seen_time])),
+                     "pool": int(len(pool)), "pool_x": int(pool_x), "pool_y": int(pool_y),
                      "taken_x": int(n_x), "taken_y": int(n_y), "gcc_dropped_x": gcc_dropped["x"],
                      "gcc_dropped_y": gcc_dropped["y"]},
         "coverage": coverage,

@@ -45,6 +45,9 @@ class CheckReport:
 
 
 def _keys(facts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """One int64 per quadruple (mixed radix over entity, relation, entity, time sizes)."""
+    if float(sizes[0]) ** 2 * float(sizes[1]) * float(sizes[2]) >= 2.0 ** 63:
+        raise ValueError("graph too large for int64 quadruple keys")
     return ((facts[:, HEAD] * sizes[1] + facts[:, REL]) * sizes[0] + facts[:, TAIL]) * sizes[2] + facts[:, TIME]
 
 

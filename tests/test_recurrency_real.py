@@ -1,7 +1,8 @@
 """The recurrency baseline and Rec/DRec on the real datasets against the published numbers.
 
 Published (recurrency.md: README of nec-research/recurrency_baseline_tkg, 2025 update; time-aware
-filter, single-step, x100), reproduced under ties='expected': MRR within 0.3 points, H@10 within 0.8.
+filter, single-step, x100), reproduced under ties='expected': MRR within 0.3 points, H@10 within 0.8
+(strict ψ, combined ψξ, and the paper's relaxed ξ).
 WIKI and ICEWS18 take longer and are marked slow.
 """
 import numpy as np
@@ -18,6 +19,7 @@ PUBLISHED = {  # (strict MRR, strict H@10, combined MRR, combined H@10)
     "ICEWS14-extrap": (36.0, 47.9, 37.4, 51.5),
     "ICEWS18": (27.3, 40.7, 28.7, 43.6),
 }
+RELAXED = {"YAGO": (5.2, 10.7), "WIKI": (14.3, 25.4), "ICEWS14-extrap": (14.4, 28.6), "ICEWS18": (11.6, 22.0)}
 REC_DREC = {"ICEWS14-extrap": (52.4, 10.5), "YAGO": (92.7, 92.7), "ICEWS18": (50.4, 10.8), "WIKI": (87.0, 85.6)}
 
 
@@ -27,7 +29,8 @@ def reproduce(data_dir, name):
     strict = RecurrencyBaseline("strict")
     strict.selection = combined.selection  # λ comes from the same first stage (ψ alone)
     task = single_step(tkg)
-    out = {v: m.evaluate(task, ties="expected").metrics for v, m in (("strict", strict), ("combined", combined))}
+    models = (("strict", strict), ("combined", combined), ("relaxed", RecurrencyBaseline("relaxed")))
+    out = {v: m.evaluate(task, ties="expected").metrics for v, m in models}
     return tkg, task, combined, out
 
 
@@ -38,6 +41,8 @@ def check(out, name):
     assert abs(got["strict"][1] - s_h10) <= 0.8, got
     assert abs(got["combined"][0] - c_mrr) <= 0.3, got
     assert abs(got["combined"][1] - c_h10) <= 0.8, got
+    r_mrr, r_h10 = RELAXED[name]  # the paper's ξ (no parameter)
+    assert abs(got["relaxed"][0] - r_mrr) <= 0.3 and abs(got["relaxed"][1] - r_h10) <= 0.8, got
 
 
 def test_icews14_extrap_reproduces_and_harness_agrees(data_dir):

@@ -279,12 +279,18 @@ def _count_block(sw: _Sweep, q: np.ndarray, known: KnownAnswers, a1: np.ndarray,
 
 
 def _segment_counts(seg: np.ndarray, vals: np.ndarray, q_seg: np.ndarray, thr: np.ndarray):
-    """For each threshold: #(vals > thr) and #(vals == thr) among the values of its segment."""
+    """For each threshold: #(vals > thr) and #(vals == thr) among the values of its segment.
+
+    ``seg`` (sorted) and ``vals``: the elements; ``q_seg, thr``: one threshold per entry.
+    """
     if len(vals) == 0:
         return np.zeros(len(thr), np.int64), np.zeros(len(thr), np.int64)
+    K = len(vals) + len(thr) + 1
+    if not vals.any():  # all zero (e.g. no ξ weight): one comparison per threshold
+        size = np.searchsorted(seg, q_seg + 1) - np.searchsorted(seg, q_seg)
+        return np.zeros(len(thr), np.int64), np.where(thr == 0, size, 0)
     _, rank = np.unique(np.concatenate([vals, thr]), return_inverse=True)  # equal floats, equal rank
     rank = rank.reshape(-1)
-    K = len(rank) + 1
     keys = np.sort(seg * K + rank[:len(vals)])
     qk = q_seg * K + rank[len(vals):]
     right = np.searchsorted(keys, qk, side="right")

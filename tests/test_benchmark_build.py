@@ -56,7 +56,7 @@ def test_recipes_hold_the_paper_parameters():
     r = recipes()
     assert set(r) == {"GDELTIndT", "WIKIIndT"}
     g, w = r["GDELTIndT"], r["WIKIIndT"]
-    assert (g.source, w.source, g.seed, w.seed) == ("GDELT", "WIKI", 0, 0)
+    assert (g.source, w.source, g.seed, w.seed) == ("GDELT", "WIKI", 0, 23)  # WIKI: see its recipe
     assert {k: g.params[k] for k in ("p_r", "p_t", "n_tr", "n_inf", "hop_cap", "hops_tr", "hops_inf")} == \
         {"p_r": 0.5, "p_t": 0.3, "n_tr": 50, "n_inf": 300, "hop_cap": 5, "hops_tr": 1, "hops_inf": 1}
     assert {k: w.params[k] for k in ("p_r", "p_t", "n_tr", "n_inf", "hop_cap", "hops_tr", "hops_inf")} == \

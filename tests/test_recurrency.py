@@ -339,6 +339,11 @@ def test_cli_benchmark_variant_folder(tmp_path):
     assert len(table) == 2 * len(tkg["test"]) and set(table["direction"]) == {"head", "tail"}
     m = metrics_from_counts(table["greater"].to_numpy().copy(), table["equal"].to_numpy().copy(), "expected")
     assert m["mrr"] == pytest.approx(report["metrics"]["mrr"])
+    # deterministic: a second run writes byte-identical files
+    out2, ranks2 = tmp_path / "res2.json", tmp_path / "ranks2.csv"
+    CliRunner().invoke(main, ["eval", "--model", "recurrency", "--benchmark", str(tmp_path / "WIKIIndT" / "p50-inter"),
+                              "--ties", "expected", "--out", str(out2), "--ranks", str(ranks2)])
+    assert out.read_bytes() == out2.read_bytes() and ranks.read_bytes() == ranks2.read_bytes()
     # the same numbers from the Python API on the inference graph
     model = RecurrencyBaseline().fit(tkg)
     direct = model.evaluate(inductive(tkg), ties="expected")

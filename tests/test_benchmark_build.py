@@ -282,7 +282,7 @@ def test_stats_benchmark_table(gdelt_dir, tkg_home):
     res = runner.invoke(main, ["stats", "--benchmark", "GDELTIndT", "--build", "--data-dir", str(gdelt_dir)])
     assert res.exit_code == 0, res.output
     lines = [ln for ln in res.stdout.splitlines() if ln.startswith("| ")]
-    assert lines[0] == "| Variant | p_tri | mode | V_tr | V_inf | train | valid | msg | test |"
+    assert lines[0] == "| Variant | p_tri | mode | V_tr | V_inf | train | valid | msg | test | Rec | DRec |"
     assert len(lines) == 9 and lines[1].startswith("| 25-inter | 0.25 | inter |") and " - " not in lines[1]
     res = runner.invoke(main, ["stats", "--benchmark", "GDELTIndT", "--latex"])
     assert "\\begin{tabular}" in res.output and "$|V_{\\mathrm{tr}}|$" in res.output and "100-extra" in res.output

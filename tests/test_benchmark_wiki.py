@@ -110,3 +110,10 @@ def test_identical_files_under_other_hash_seeds(suite, data_dir, tmp_path):
     assert all(p.returncode == 0 for p in procs), outs
     ref = digest(suite["p100-inter"][0])
     assert digest(tmp_path / "1") == ref and digest(tmp_path / "2") == ref
+
+
+def test_drec_rises_with_p_tri_as_in_the_paper(suite):
+    """Paper: DRec rises from 0.45 (p25) to 0.95 (p100) over the interpolation variants; Rec stays high."""
+    drec = [suite[f"p{p}-inter"][1]["recurrency"]["drec"] for p in (25, 50, 75, 100)]
+    assert drec == sorted(drec) and 0.35 <= drec[0] <= 0.55 and drec[-1] >= 0.9, drec
+    assert all(suite[f"p{p}-inter"][1]["recurrency"]["rec"] >= 0.85 for p in (25, 50, 75, 100))

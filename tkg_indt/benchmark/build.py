@@ -50,6 +50,7 @@ import numpy as np
 from ..data.tkg import HEAD, REL, TAIL, TIME, TKG
 from ..errors import ParameterError
 from ..paths import atomic_dir, home
+from ..recurrency_stats import recurrency_stats
 from . import graph
 from .recipe import BuildParams, Recipe, get_recipe
 
@@ -255,6 +256,7 @@ def make_variant(tkg: TKG, params: BuildParams) -> Variant:
         "V_tr": int(len(graph.entities_of(tr))), "V_inf": int(len(graph.entities_of(inf))),
         "new_facts": n_new, "p_tri_realised": round(n_new / len(inf), 6),
         "splits": {name: _counts(tkg, f) for name, f in splits.items()},
+        "recurrency": recurrency_stats(splits["msg"], splits["test"]),  # test split, history msg ∪ test
         "line_order": "time, then head, relation, tail (ids = ranks of names in sorted order); tab-separated, "
                       "times in the source's raw format",
     }

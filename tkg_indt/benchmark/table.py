@@ -66,7 +66,24 @@ COLUMNS: list[Column] = [
     Column("V_inf", "$|V_{\\mathrm{inf}}|$", lambda r: r.meta["V_inf"], lambda x: f"{x:,}"),
     *(Column(s, s, _split(s), _thousands) for s in SPLITS),
 ]
-EXTRA_COLUMNS: list[Column] = []  # more columns (Rec / DRec ...) go here
+
+
+def _recurrency(key: str) -> Callable[[Row], float]:
+    """Rec / DRec of the test split (history msg ∪ test), from the metadata or computed from the files."""
+    def value(row: Row) -> float:
+        stats = row.meta.get("recurrency")
+        if stats is None:
+            from ..recurrency_stats import tkg_recurrency
+
+            stats = tkg_recurrency(row.tkg(), "test")
+        return stats[key]
+    return value
+
+
+EXTRA_COLUMNS: list[Column] = [  # more columns go here
+    Column("Rec", "Rec", _recurrency("rec"), lambda x: f"{100 * x:.1f}"),
+    Column("DRec", "DRec", _recurrency("drec"), lambda x: f"{100 * x:.1f}"),
+]
 
 
 def suite_rows(suite: str, root: str | Path | None = None) -> list[Row]:

@@ -36,7 +36,7 @@ import torch
 MESSAGES = ("distmult", "sincos", "rotation", "rotation+relgate", "grate")
 GATED = ("rotation+relgate", "grate")
 AGGREGATES = ("sum", "pna")
-IMPLS = ("auto", "reference")
+IMPLS = ("auto", "reference", "fused", "compile")
 STD_EPS = 1e-6  # NBFNet: std = sqrt(clamp(E[m^2] - E[m]^2, eps))
 ROPE_BASE = 10000.0
 
@@ -205,4 +205,18 @@ def propagate(x, boundary, rel, edge_index, edge_type, edge_time, query_time, qu
         query_state = None
     args = (x, boundary, rel, edge_index, edge_type, edge_time, query_time, query_state,
             message, aggregate, edge_mask, degree_scale)
+    if impl == "reference":
+        return propagate_reference(*args)
+    if impl == "compile":
+        from .compiled import propagate_compiled
+        return propagate_compiled(*args)
+    if impl == "fused" or (impl == "auto" and x.device.type == "cpu"):
+        from . import fused
+        if fused.available(x):
+            return fused.propagate_fused(*args)
+        if impl == "fused":
+            raise RuntimeError(f"impl='fused' is unavailable for this input: {fused.why() or 'CPU float32/float64 with d <= 1024 only'}")
+        if fused.why():
+            warn_once("fused", f"grate.ops: fused kernel unavailable ({fused.why()}); using the "
+                               "plain PyTorch reference (slower, more memory)")
     return propagate_reference(*args)

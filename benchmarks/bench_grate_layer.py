@@ -1,0 +1,220 @@
+"""Speed and memory of one GRATE entity layer: naive PyTorch reference vs accelerated paths.
+
+What is timed: one full ULTRA-style entity layer, forward and backward:
+    agg = propagate(x, boundary, rel, ...)            (the message passing, all impls)
+    h   = ReLU(LayerNorm(Linear(cat(x, agg)))) + x    (Linear(2d, d) for sum, Linear(13d, d) for PNA)
+with Q = x[s] + r_q built inside the graph, so gradients reach x, boundary, rel and Q.
+Shape: the ICEWS14 train graph with inverse edges (7,128 entities, 145,652 edges), B = 8, d = 32;
+a random graph of the same shape if the data is absent (--random forces it).
+
+Time: median over --reps rounds after --warmup rounds, implementations interleaved within each
+round (the machine is shared: compare ratios from the same run). Threads: --threads (default 2).
+Memory: each implementation runs in a fresh subprocess; after one warm-up iteration the peak RSS
+(VmHWM) is reset through /proc/self/clear_refs, one forward+backward runs, and the reported figure
+is VmHWM minus the RSS just before it. glibc's mmap threshold is pinned at 128 KiB
+(MALLOC_MMAP_THRESHOLD_) so freed tensors go back to the OS and RSS follows tensor memory.
+
+    python benchmarks/bench_grate_layer.py [--impls reference,fused,compile] [--aggregates sum,pna]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+import torch
+from torch import nn
+
+from grate.ops import propagate
+
+N_ICEWS14, E_ICEWS14, R_ICEWS14, T_ICEWS14 = 7128, 72826, 230, 365
+
+
+def load_graph(data_dir: str, random: bool, seed: int = 0):
+    """(edge_index, edge_type, edge_time, N, 2R, source) with inverse edges."""
+    facts = None
+    if not random:
+        try:
+            from tkg_indt.data import load_source
+            tkg = load_source("ICEWS14", data_dir=data_dir)
+            facts, n, r = tkg.splits["train"], tkg.num_entities, tkg.num_relations
+            source = "ICEWS14 train"
+        except Exception as exc:  # data absent: same-shaped random graph
+            print(f"# ICEWS14 unavailable ({type(exc).__name__}: {exc}); using a random graph")
+    if facts is None:
+        rng = np.random.default_rng(seed)
+        n, r = N_ICEWS14, R_ICEWS14
+        facts = np.stack([rng.integers(0, n, E_ICEWS14), rng.integers(0, r, E_ICEWS14),
+                          rng.integers(0, n, E_ICEWS14), rng.integers(0, T_ICEWS14, E_ICEWS14)], 1)
+        source = "random (ICEWS14 shape)"
+    f = torch.as_tensor(np.asarray(facts, dtype=np.int64))
+    src = torch.cat([f[:, 0], f[:, 2]])
+    dst = torch.cat([f[:, 2], f[:, 0]])
+    etype = torch.cat([f[:, 1], f[:, 1] + r])
+    etime = torch.cat([f[:, 3], f[:, 3]])
+    return torch.stack([src, dst]), etype, etime, n, 2 * r, source
+
+
+class EntityLayer(nn.Module):
+    """propagate + ULTRA's update ReLU(LayerNorm(Linear(cat(x, agg)))) + x."""
+
+    def __init__(self, d, aggregate, message):
+        super().__init__()
+        self.aggregate, self.message = aggregate, message
+        self.linear = nn.Linear(d + (12 * d if aggregate == "pna" else d), d)
+        self.norm = nn.LayerNorm(d)
+
+    def forward(self, x, boundary, rel, graph, heads, rq, query_time, impl):
+        edge_index, edge_type, edge_time = graph
+        B = x.shape[1]
+        query_state = x[heads, torch.arange(B)] + rel[torch.arange(B), rq]
+        agg = propagate(x, boundary, rel, edge_index, edge_type, edge_time, query_time, query_state,
+                        self.message, self.aggregate, impl=impl)
+        return torch.relu(self.norm(self.linear(torch.cat([x, agg], -1)))) + x
+
+
+def make_inputs(n, r2, times, B, d, seed):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, B, d, generator=g).requires_grad_()
+    boundary = torch.randn(n, B, d, generator=g).requires_grad_()
+    rel = torch.randn(B, r2, d, generator=g).requires_grad_()
+    heads = torch.randint(0, n, (B,), generator=g)
+    rq = torch.randint(0, r2, (B,), generator=g)
+    qt = times[torch.randint(0, len(times), (B,), generator=g)]
+    return x, boundary, rel, heads, rq, qt
+
+
+def step(layer, inputs, graph, impl, weight):
+    """One forward + backward; returns (forward s, backward s)."""
+    x, boundary, rel, heads, rq, qt = inputs
+    for t in (x, boundary, rel):
+        t.grad = None
+    layer.zero_grad(set_to_none=True)
+    t0 = time.perf_counter()
+    out = layer(x, boundary, rel, graph, heads, rq, qt, impl)
+    t1 = time.perf_counter()
+    (out * weight).sum().backward()
+    t2 = time.perf_counter()
+    return t1 - t0, t2 - t1
+
+
+def rss_kib(field):
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+def setup(args, aggregate):
+    torch.set_num_threads(args.threads)
+    edge_index, edge_type, edge_time, n, r2, source = load_graph(args.data_dir, args.random)
+    graph = (edge_index, edge_type, edge_time)
+    torch.manual_seed(0)
+    layer = EntityLayer(args.d, aggregate, args.message)
+    inputs = make_inputs(n, r2, torch.unique(edge_time), args.batch, args.d, seed=1)
+    weight = torch.randn(n, args.batch, args.d, generator=torch.Generator().manual_seed(2))
+    return layer, inputs, graph, weight, source, n, edge_index.shape[1]
+
+
+def memory_child(args):
+    """Run in a subprocess: peak RSS delta (MiB) of one forward+backward."""
+    layer, inputs, graph, weight, *_ = setup(args, args.aggregate)
+    step(layer, inputs, graph, args.impl, weight)  # warm-up: builds/loads kernels, caches CSR
+    for t in (*inputs[:3], *layer.parameters()):
+        t.grad = None
+    before = rss_kib("VmRSS")
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")  # reset VmHWM to the current RSS
+    step(layer, inputs, graph, args.impl, weight)
+    print(json.dumps({"peak_mib": (rss_kib("VmHWM") - before) / 1024}))
+
+
+def measure_memory(args, impl, aggregate):
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="131072", MALLOC_TRIM_THRESHOLD_="131072")
+    cmd = [sys.executable, __file__, "--memory-child", "--impl", impl, "--aggregate", aggregate,
+           "--threads", str(args.threads), "--batch", str(args.batch), "--d", str(args.d),
+           "--message", args.message, "--data-dir", args.data_dir] + (["--random"] if args.random else [])
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if res.returncode:
+        print(res.stderr[-2000:], file=sys.stderr)
+        return float("nan")
+    return json.loads(res.stdout.strip().splitlines()[-1])["peak_mib"]
+
+
+def check_agreement(layer, inputs, graph, impl, weight):
+    """Max abs difference of output and input gradients between impl and the reference."""
+    res = []
+    for name in ("reference", impl):
+        x, boundary, rel, *_ = inputs
+        for t in (x, boundary, rel):
+            t.grad = None
+        out = layer(*inputs[:3], graph, *inputs[3:], name)
+        (out * weight).sum().backward()
+        res.append([out.detach(), x.grad.clone(), boundary.grad.clone(), rel.grad.clone()])
+    return max(float((a - b).abs().max()) for a, b in zip(*res))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--impls", default="reference,fused,compile")
+    ap.add_argument("--aggregates", default="sum,pna")
+    ap.add_argument("--message", default="grate")
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--d", type=int, default=32)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--no-memory", action="store_true")
+    ap.add_argument("--random", action="store_true", help="random graph of ICEWS14's shape")
+    ap.add_argument("--data-dir", default=os.environ.get("TKG_INDT_DATA", "/work/shared/data"))
+    ap.add_argument("--memory-child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--impl", help=argparse.SUPPRESS)
+    ap.add_argument("--aggregate", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.memory_child:
+        return memory_child(args)
+    impls = args.impls.split(",")
+    if impls[0] != "reference":
+        impls = ["reference"] + [i for i in impls if i != "reference"]
+    rows = []
+    for aggregate in args.aggregates.split(","):
+        layer, inputs, graph, weight, source, n, e = setup(args, aggregate)
+        print(f"# {source}: N={n}, E={e} (with inverses), B={args.batch}, d={args.d}, "
+              f"message={args.message}, aggregate={aggregate}, threads={torch.get_num_threads()}")
+        t_first = {}
+        for impl in impls:  # first call: kernel build/load or compilation
+            t0 = time.perf_counter()
+            step(layer, inputs, graph, impl, weight)
+            t_first[impl] = time.perf_counter() - t0
+        for _ in range(args.warmup - 1):
+            for impl in impls:
+                step(layer, inputs, graph, impl, weight)
+        times = {i: [] for i in impls}
+        for _ in range(args.reps):
+            for impl in impls:
+                times[impl].append(step(layer, inputs, graph, impl, weight))
+        for impl in impls:
+            fw = statistics.median(t[0] for t in times[impl])
+            bw = statistics.median(t[1] for t in times[impl])
+            tot = statistics.median(t[0] + t[1] for t in times[impl])
+            err = 0.0 if impl == "reference" else check_agreement(layer, inputs, graph, impl, weight)
+            mem = float("nan") if args.no_memory else measure_memory(args, impl, aggregate)
+            rows.append(dict(aggregate=aggregate, impl=impl, fw=fw, bw=bw, total=tot, mem=mem,
+                             first=t_first[impl], err=err))
+    print(f"{'agg':4} {'impl':10} {'fwd ms':>8} {'bwd ms':>8} {'f+b ms':>8} {'speedup':>8} "
+          f"{'peak MiB':>9} {'mem ratio':>9} {'max|diff|':>10} {'1st call s':>10}")
+    for r in rows:
+        base = next(b for b in rows if b["aggregate"] == r["aggregate"] and b["impl"] == "reference")
+        print(f"{r['aggregate']:4} {r['impl']:10} {1e3 * r['fw']:8.1f} {1e3 * r['bw']:8.1f} "
+              f"{1e3 * r['total']:8.1f} {base['total'] / r['total']:7.2f}x {r['mem']:9.1f} "
+              f"{r['mem'] / base['mem']:9.3f} {r['err']:10.2e} {r['first']:10.1f}")
+
+
+if __name__ == "__main__":
+    main()

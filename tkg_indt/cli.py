@@ -95,7 +95,10 @@ def stats(source, benchmark, latex, build_missing, as_json, recurrency, split, d
 
 
 @main.command("eval")
-@click.option("--model", required=True, help="A registered model: recurrency, recurrency-strict, recurrency-relaxed, ...")
+@click.option("--model", default=None, help="A registered model: recurrency, recurrency-strict, recurrency-relaxed, "
+              "grate-trix, grate-ultra, trix, ultra, ...")
+@click.option("--checkpoint", type=click.Path(file_okay=False), default=None,
+              help="A trained GRATE/ULTRA/TRIX checkpoint folder (model.safetensors + config.json).")
 @click.option("--dataset", default=None, help="A source (YAGO, ICEWS14-extrap, ...), evaluated with --protocol.")
 @click.option("--benchmark", default=None, help="SUITE (all variants), SUITE/VARIANT or a variant folder (inductive).")
 @click.option("--protocol", type=click.Choice(["single-step", "transductive", "inductive"]), default=None,
@@ -110,17 +113,40 @@ def stats(source, benchmark, latex, build_missing, as_json, recurrency, split, d
 @click.option("--ranks", type=click.Path(dir_okay=False), default=None, help="Write per-query ranks (CSV).")
 @click.option("--progress", is_flag=True, help="Show progress bars.")
 @DATA_DIR
-def eval_command(model, dataset, benchmark, protocol, ties, filter_, params, out, ranks, progress, data_dir):
+def eval_command(model, checkpoint, dataset, benchmark, protocol, ties, filter_, params, out, ranks, progress, data_dir):
     """Evaluate a model: MRR, Hits@1/3/10 and MR under the chosen tie policy."""
     from .evaluation.models import format_reports, run_eval, write_json, write_ranks
 
-    runs = run_eval(model, dataset=dataset, benchmark=benchmark, protocol=protocol, ties=ties, filter=filter_,
-                    params=params, data_dir=data_dir, progress=progress)
+    if model is None and checkpoint is None:
+        raise click.UsageError("give --model NAME or --checkpoint PATH")
+    runs = run_eval(model or "checkpoint", dataset=dataset, benchmark=benchmark, protocol=protocol, ties=ties,
+                    filter=filter_, params=params, data_dir=data_dir, progress=progress, checkpoint=checkpoint)
     click.echo(format_reports([r for r, _, _ in runs]))
     if out:
         write_json([r for r, _, _ in runs], out)
     if ranks:
         write_ranks(runs, ranks, ties)
+
+
+@main.command()
+@click.option("--recipe", type=click.Path(dir_okay=False), default=None, help="recipes/train/<name>.yaml")
+@click.option("--out", type=click.Path(file_okay=False), default=None, help="Run folder. Default: runs/<recipe name>.")
+@click.option("--resume", is_flag=True, help="Continue the run in --out from its last saved state.")
+@click.option("--device", default="cpu", show_default=True, help="cpu, cuda or cuda:N (torchrun: one GPU per process).")
+@click.option("--max-steps", type=int, default=None, help="Stop after this many steps of this call (stays resumable).")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@DATA_DIR
+def train(recipe, out, resume, device, max_steps, quiet, data_dir):
+    """Train GRATE / ULTRA / TRIX from a recipe. Data parallel: torchrun --nproc_per_node=N -m tkg_indt.cli train ..."""
+    from grate.train import load_recipe, train as run
+
+    if recipe is None and (not resume or out is None):
+        raise click.UsageError("give --recipe PATH (or --resume --out RUN_FOLDER)")
+    parsed = load_recipe(recipe) if recipe else None
+    out = out or f"runs/{parsed.name}"
+    summary = run(parsed, out, data_dir=data_dir, resume=resume, device=device, progress=not quiet, max_steps=max_steps)
+    if summary:
+        click.echo(json.dumps(summary, indent=1))
 
 
 from .hub.commands import export, publish  # noqa: E402  (Hugging Face Hub: issue 7)

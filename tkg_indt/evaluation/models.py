@@ -114,6 +114,20 @@ register_model("recurrency-strict", _recurrency("strict"), "recurrency baseline,
 register_model("recurrency-relaxed", _recurrency("relaxed"), "recurrency baseline, relaxed ξ only (no parameter)")
 
 
+def _learned(name):  # GRATE / ULTRA / TRIX checkpoints (grate.zoo); torch is imported on use only
+    def factory(checkpoint: str | None = None, params=None, progress=None):
+        from grate.zoo import harness_model
+
+        return harness_model(name, checkpoint=checkpoint, params=params, progress=progress)
+    return factory
+
+
+for _name, _what in (("grate-trix", "TRIX + GRATE"), ("grate-ultra", "ULTRA + GRATE"), ("trix", "TRIX (static)"),
+                     ("ultra", "ULTRA (static)")):
+    register_model(_name, _learned(_name), f"{_what}, released checkpoint releases/{_name} (grate.zoo)")
+register_model("checkpoint", _learned(None), "any checkpoint folder written by `tkg-indt train` (--checkpoint PATH)")
+
+
 # ------------------------------------------------------------------ running
 def load_benchmark(name_or_dir: str) -> list:
     """``SUITE`` (every variant of its recipe), ``SUITE/VARIANT`` or a variant folder -> list of TKGs."""
@@ -151,7 +165,7 @@ def _load_variant_folder(folder: Path):
 
 def run_eval(model: str, dataset: str | None = None, benchmark: str | None = None, protocol: str | None = None,
              ties: str = "average", filter: str = "time-aware", params: str | None = None, data_dir=None,
-             progress: bool = False) -> list[tuple[dict, EvalResult, object]]:
+             progress: bool = False, checkpoint: str | None = None) -> list[tuple[dict, EvalResult, object]]:
     """Evaluate a registered model on a dataset (``protocol``, default single-step) or on benchmark
     variants (inductive). Returns (report, result, task) per evaluated graph.
 
@@ -178,7 +192,7 @@ def run_eval(model: str, dataset: str | None = None, benchmark: str | None = Non
         graphs = [load_source(dataset, data_dir=data_dir)]
     out = []
     for tkg in graphs:
-        m = make_model(model, params=params, progress=progress or None)
+        m = make_model(model, params=params, progress=progress or None, checkpoint=checkpoint)
         if hasattr(m, "fit") and "train" in tkg.splits:
             m.fit(tkg)
         task = inductive(tkg) if protocol == "inductive" else make_task(tkg, protocol)

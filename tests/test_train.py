@@ -194,3 +194,13 @@ def test_sigkill_then_resume_reproduces_the_uninterrupted_run(sources, tmp_path)
     train(parse(data), ref, progress=False)
     for folder in ("last", "best"):  # same seed: bit-identical weights
         assert (out / folder / "model.safetensors").read_bytes() == (ref / folder / "model.safetensors").read_bytes()
+
+
+def test_a_kill_during_the_state_swap_still_resumes(sources, tmp_path):
+    recipe = parse(tiny_recipe(sources))
+    out = tmp_path / "r"
+    train(recipe, out, progress=False, max_steps=4)
+    (out / "state").rename(out / ".state.old-12345")  # killed between the two renames of atomic_dir
+    summary = train(recipe, out, resume=True, progress=False)
+    assert summary["steps"] == 20 and (out / "state" / "state.json").is_file()
+    assert not list(out.glob(".state.old-*"))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -117,19 +118,32 @@ def save_state(folder, model, optimizer, step: int, **extra) -> Path:
         save_file(_tensors(tensors), str(tmp / "optimizer.safetensors"))
         save_file(_tensors(rng), str(tmp / "rng.safetensors"))
         (tmp / "state.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    for stale in folder.parent.glob(f".{folder.name}.old-*"):  # left by an earlier kill mid-swap
+        shutil.rmtree(stale, ignore_errors=True)
     return folder
 
 
+def state_folder(folder) -> Path | None:
+    """``folder`` if it holds a state; else the previous state that a kill during the final swap of
+    :func:`tkg_indt.paths.atomic_dir` left as ``.<name>.old-<pid>`` beside it; else None."""
+    folder = Path(folder)
+    if (folder / "state.json").is_file():
+        return folder
+    old = [p for p in folder.parent.glob(f".{folder.name}.old-*") if (p / "state.json").is_file()]
+    return max(old, key=lambda p: p.stat().st_mtime) if old else None
+
+
 def has_state(folder) -> bool:
-    return (Path(folder) / "state.json").is_file()
+    return state_folder(folder) is not None
 
 
 def load_state(folder, model, optimizer, restore_rng: bool = True) -> dict:
     """Load weights, optimizer and RNG states saved by :func:`save_state`; returns ``state.json``."""
-    folder = Path(folder)
-    if not has_state(folder):
+    found = state_folder(folder)
+    if found is None:
         raise MissingDataError(f"{folder}: no training state to resume. Fix: run without --resume, or pass the "
                                f"--out folder of the interrupted run")
+    folder = found
     meta = json.loads((folder / "state.json").read_text(encoding="utf-8"))
     model.load_state_dict(load_file(str(folder / "model.safetensors"), device=str(model.device)))
     tensors = load_file(str(folder / "optimizer.safetensors"))

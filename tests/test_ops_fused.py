@@ -179,3 +179,17 @@ def test_auto_uses_fused_on_cpu(fused_kernel, monkeypatch):
     case = random_case(seed=15)
     forward_backward(case, "grate", "sum", "auto")
     assert calls
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_fused_pna_ties_split_like_reference(fused_kernel, dtype):
+    """First-layer-like states (zero except the query heads) give many equal (zero) messages;
+    the max/min gradient is split among the ties as in the reference (torch scatter_reduce)."""
+    case = random_case(N=30, E=150, d=32, seed=16, dtype=dtype)
+    heads = torch.tensor([3, 7, 7])
+    state = torch.zeros_like(case["x"])
+    state[heads, torch.arange(3)] = case["rel"][torch.arange(3), torch.tensor([1, 2, 3])]
+    case["x"], case["boundary"] = state.clone(), state.clone()
+    ref = forward_backward(case, "grate", "pna", "reference")
+    got = forward_backward(case, "grate", "pna", "fused")
+    assert_close(ref, got, rtol=1e-5 if dtype == torch.float32 else 1e-10, atol_scale=1e-6)

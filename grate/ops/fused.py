@@ -4,7 +4,9 @@ The kernel (csrc/temporal_mp.cpp) computes messages on the fly: nothing of size 
 stored. Forward groups edges by destination (each thread owns output rows); backward recomputes
 the messages with edges grouped by source (each thread owns the grad_x rows it writes; grad_rel and
 grad_query go to one buffer per thread, summed at the end). PNA keeps sum, sum of squares, max,
-min and int32 argmax/argmin indices (N, B, d); gradients of max/min flow to the first maximiser.
+min and tie counts (N, B, d each); the recomputed messages are bit-identical to the forward's, so
+the max/min gradient is split among tied values exactly as in the reference (torch scatter_reduce).
+The PNA output (N, B, 12d) and its backward are single fused passes too.
 
 Build: on first use, `torch.utils.cpp_extension.load` compiles the source with the system C++
 compiler and ninja into a build folder keyed by a hash of the source, the flags and the torch
@@ -176,7 +178,6 @@ def trig_table(query_time, times, d, dtype, message="grate"):
 
 
 _EMPTY = torch.empty(0)
-_NOARG = torch.empty(0, dtype=torch.int32)
 
 
 class FusedSum(torch.autograd.Function):
@@ -199,7 +200,8 @@ class FusedSum(torch.autograd.Function):
         gx = grel = gq = None
         if need_x or need_rel or need_q:
             gx, grel, gq = kernel().backward(x, rel, q, trig, mask, *ctx.csr.by_src, ctx.variant, False,
-                                             grad, _NOARG, need_x, need_rel, need_q and q.numel() > 0)
+                                             grad, _EMPTY.to(x.dtype), need_x, need_rel,
+                                             need_q and q.numel() > 0)
         return (gx if need_x else None, grad if need_b else None, grel if need_rel else None,
                 gq if need_q else None, None, None, None, None)
 
@@ -211,24 +213,24 @@ class FusedPNA(torch.autograd.Function):
     def forward(ctx, x, boundary, rel, query, csr, trig, mask, variant, deg, scal):
         mod = kernel()
         q = query if query is not None else _EMPTY.to(x.dtype)
-        s, sq, mx, mn, arg = mod.forward(x, boundary, rel, q, trig, mask, *csr.by_dst, variant, True)
-        out = mod.combine_forward(s, sq, mx, mn, deg, scal, STD_EPS)
+        s, sq, hilo, cnt = mod.forward(x, boundary, rel, q, trig, mask, *csr.by_dst, variant, True)
+        out = mod.combine_forward(s, sq, hilo, deg, scal, STD_EPS)
         ctx.csr, ctx.variant = csr, variant
-        ctx.save_for_backward(x, boundary, rel, q, trig, mask, s, sq, arg, deg, scal)
+        ctx.save_for_backward(x, boundary, rel, q, trig, mask, s, sq, hilo, cnt, deg, scal)
         return out
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
         mod = kernel()
-        x, boundary, rel, q, trig, mask, s, sq, arg, deg, scal = ctx.saved_tensors
+        x, boundary, rel, q, trig, mask, s, sq, hilo, cnt, deg, scal = ctx.saved_tensors
         need_x, need_b, need_rel, need_q = ctx.needs_input_grad[:4]
-        gpack, gb = mod.combine_backward(grad.contiguous(), s, sq, deg, scal, boundary, arg, STD_EPS,
-                                         need_b)
+        gpack, gb = mod.combine_backward(grad.contiguous(), s, sq, hilo, cnt, deg, scal, boundary,
+                                         STD_EPS, need_b)
         gx = grel = gq = None
         if need_x or need_rel or need_q:
             gx, grel, gq = mod.backward(x, rel, q, trig, mask, *ctx.csr.by_src, ctx.variant, True,
-                                        gpack, arg, need_x, need_rel, need_q and q.numel() > 0)
+                                        gpack, hilo, need_x, need_rel, need_q and q.numel() > 0)
         return (gx if need_x else None, gb if need_b else None, grel if need_rel else None,
                 gq if need_q else None, None, None, None, None, None, None)
 

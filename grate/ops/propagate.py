@@ -23,9 +23,11 @@ the degree scalers [1, log(deg)/mean_n log(deg), 1/clamp(log(deg)/mean_n log(deg
 deg = in-degree + 1 (per query when edge_mask is given). Feature layout of the 12d output:
 index (c * 4 + k) * 3 + s for channel c, statistic k (mean, max, min, std), scaler s.
 
-impl: 'reference' (this file), 'fused' (C++ kernel, grate.ops.fused), 'chunked' (torch-only,
-memory-bounded, any device), 'compile' (torch.compile of the reference) or 'auto' (fused when it
-can be built and the tensors are on the CPU, else reference).
+impl: 'reference' (this file: gather -> message -> scatter, materialises (E, B, d) tensors),
+'fused' (C++/OpenMP CPU kernel, grate.ops.fused, built on first use), 'chunked' (plain PyTorch,
+memory-bounded by recomputation, any device: grate.ops.chunked), 'compile' (torch.compile of the
+reference: grate.ops.compiled) or 'auto': on the CPU the fused kernel, or, when it cannot be built,
+the reference with a one-time warning; on other devices (CUDA) the chunked path.
 """
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ import torch
 MESSAGES = ("distmult", "sincos", "rotation", "rotation+relgate", "grate")
 GATED = ("rotation+relgate", "grate")
 AGGREGATES = ("sum", "pna")
-IMPLS = ("auto", "reference", "fused", "compile")
+IMPLS = ("auto", "reference", "fused", "chunked", "compile")
 STD_EPS = 1e-6  # NBFNet: std = sqrt(clamp(E[m^2] - E[m]^2, eps))
 ROPE_BASE = 10000.0
 
@@ -210,7 +212,10 @@ def propagate(x, boundary, rel, edge_index, edge_type, edge_time, query_time, qu
     if impl == "compile":
         from .compiled import propagate_compiled
         return propagate_compiled(*args)
-    if impl == "fused" or (impl == "auto" and x.device.type == "cpu"):
+    if impl == "chunked" or (impl == "auto" and x.device.type != "cpu"):
+        from .chunked import propagate_chunked
+        return propagate_chunked(*args)
+    if impl == "fused" or impl == "auto":
         from . import fused
         if fused.available(x):
             return fused.propagate_fused(*args)

@@ -2,15 +2,21 @@
 //
 // Messages are computed on the fly and never materialised as (E, B, d) tensors.
 // Forward: edges grouped by destination (CSR), each thread owns a range of output rows.
-// Backward: messages are recomputed; edges grouped by source, so each thread owns the rows of
-// grad_x it writes; grad_rel and grad_query are accumulated in one buffer per work piece and
-// summed at the end. No locks, no atomics.
+// Backward: messages are recomputed by the same (non-inlined) function, so they are bit-identical
+// to the forward's; edges are grouped by source, so each thread owns the rows of grad_x it
+// writes; grad_rel and grad_query are accumulated in one buffer per work piece and summed at the
+// end. No locks, no atomics.
 //
 // Layouts (all contiguous): x, boundary (N, B, d); rel (B, R2, d); query (B, d); trig
 // (B, T, 2d) for the rotation variants, rows (C, S) (see edge_messages) for the t-th distinct edge
-// time, or (B, T, d) rows (cos theta_0, sin theta_0, cos theta_1, ..) for sincos; mask (B, E) bool indexed by the original edge id. A graph is given as
-// rowptr (N + 1), nbr (E) (the other end point), type (E), trank (E) (time rank), eid (E) (original
-// edge id), all int64 and sorted by the owning end point.
+// time, or (B, T, d) rows (cos theta_0, sin theta_0, cos theta_1, ..) for sincos; mask (B, E) bool
+// indexed by the original edge id. A graph is given as rowptr (N + 1), nbr (E) (the other end
+// point), type (E), trank (E) (time rank), eid (E) (original edge id), all int64 and sorted by the
+// owning end point.
+//
+// PNA keeps, per (node, query, channel): sum, sum of squares, (max, min) and the number of values
+// equal to the max / min (boundary included); the max/min gradient is split evenly among the tied
+// values, as torch's scatter_reduce does, so the result equals the reference path.
 #include <torch/extension.h>
 #include <ATen/Parallel.h>
 
@@ -24,18 +30,18 @@ namespace {
 enum Variant { DISTMULT = 0, SINCOS = 1, ROTATION = 2, RELGATE = 3, GRATE = 4 };
 constexpr int64_t MAXD = 1024;
 
-// Pre-gate messages of one edge for all B queries into m (B x d) and gates into g (B); on[b]
-// says whether query b may use the edge. Rotation uses the swap form
+// Messages of one edge for all B queries: pre-gate m (B x d), gates g (B), final messages
+// f = g * m (B x d); on[b] says whether query b may use the edge. Rotation uses the swap form
 //   m = p * C + swap(p) * S,  p = x_u * r,  C = (c0, c0, c1, c1, ..),  S = (-s0, s0, -s1, s1, ..)
-// where swap exchanges the members of each pair; trig rows hold (C, S) (2d values) for the
-// rotation variants and (c0, s0, c1, s1, ..) (d values) for sincos. All B exps of an edge are
-// evaluated together (pipelined).
+// where swap exchanges the members of each pair. The B exps of an edge are evaluated together.
+// Not inlined: forward and backward run the same machine code, so the recomputed messages are
+// bit-identical (needed to find the max/min ties again).
 template <int V, int D, typename T>
-inline void edge_messages(const T* __restrict__ xu, const T* __restrict__ rel, int64_t R2,
-                          int64_t r, const T* __restrict__ trig, int64_t Tn, int64_t t,
-                          const T* __restrict__ q, const bool* __restrict__ mask, int64_t E,
-                          int64_t e, int64_t B, int64_t d_, T inv_sqrt_d, T* __restrict__ m,
-                          T* __restrict__ g, bool* __restrict__ on) {
+__attribute__((noinline)) void edge_messages(
+    const T* __restrict__ xu, const T* __restrict__ rel, int64_t R2, int64_t r,
+    const T* __restrict__ trig, int64_t Tn, int64_t t, const T* __restrict__ q,
+    const bool* __restrict__ mask, int64_t E, int64_t e, int64_t B, int64_t d_, T inv_sqrt_d,
+    T* __restrict__ m, T* __restrict__ g, T* __restrict__ f, bool* __restrict__ on) {
   const int64_t d = D > 0 ? D : d_;
   const int64_t tw = (V == SINCOS) ? d : 2 * d;  // trig row width
   for (int64_t b = 0; b < B; ++b) {
@@ -68,6 +74,13 @@ inline void edge_messages(const T* __restrict__ xu, const T* __restrict__ rel, i
   }
   if (V == RELGATE || V == GRATE)
     for (int64_t b = 0; b < B; ++b) g[b] = on[b] ? T(1) / (T(1) + std::exp(-g[b])) : T(0);
+  for (int64_t b = 0; b < B; ++b) {
+    if (!on[b]) continue;
+    const T gb = g[b];
+    const T* __restrict__ mb = m + b * d;
+    T* __restrict__ fb = f + b * d;
+    for (int64_t c = 0; c < d; ++c) fb[c] = gb * mb[c];
+  }
 }
 
 // Pieces of the node range [0, N) with about equal work (edges + one self-message per node).
@@ -96,61 +109,69 @@ struct Graph {
         eid(eid_.data_ptr<int64_t>()) {}
 };
 
+// Per-thread scratch for one edge's messages.
+template <typename T>
+struct Scratch {
+  std::vector<T> m, g, f;
+  std::vector<char> on;
+  Scratch(int64_t B, int64_t d) : m(B * d), g(B), f(B * d), on(B) {}
+  bool* onp() { return reinterpret_cast<bool*>(on.data()); }
+};
+
+// sum: out = boundary + sum of messages. PNA: out = sum, sq = sum of squares, hilo (N, B, 2, d) =
+// (max, min), cnt (N, B, 2, d) = number of values equal to the max / min.
 template <int V, bool PNA, int D, typename T>
 void forward_impl(const T* x, const T* bnd, const T* rel, const T* q, const T* trig,
                   const bool* mask, const Graph& g, int64_t N, int64_t B, int64_t d_, int64_t R2,
-                  int64_t Tn, int64_t E, T* out, T* sq, T* mx, T* mn, int32_t* arg) {
+                  int64_t Tn, int64_t E, T* out, T* sq, T* hilo, T* cnt) {
   const int64_t d = D > 0 ? D : d_;
   const T inv_sqrt_d = T(1) / std::sqrt(T(d));
   const int64_t pieces = std::max<int64_t>(1, at::get_num_threads());
   const auto bounds = balanced_pieces(g.rowptr, N, pieces);
   at::parallel_for(0, pieces, 1, [&](int64_t p0, int64_t p1) {
-    std::vector<T> mbuf(B * d), gbuf(B);
-    std::vector<char> onbuf(B);
-    T* m = mbuf.data();
-    T* gate = gbuf.data();
-    bool* on = reinterpret_cast<bool*>(onbuf.data());
+    Scratch<T> sc(B, d);
+    bool* on = sc.onp();
     for (int64_t v = bounds[p0]; v < bounds[p1]; ++v) {
       const int64_t row = v * B * d;
-      for (int64_t i = 0; i < B * d; ++i) {
-        const T b0 = bnd[row + i];
-        out[row + i] = b0;
-        if (PNA) {
-          sq[row + i] = b0 * b0;
-          mx[row + i] = b0;
-          mn[row + i] = b0;
+      for (int64_t i = 0; i < B * d; ++i) out[row + i] = bnd[row + i];
+      if (PNA) {
+        for (int64_t b = 0; b < B; ++b) {
+          for (int64_t c = 0; c < d; ++c) {
+            const T b0 = bnd[row + b * d + c];
+            sq[row + b * d + c] = b0 * b0;
+            hilo[2 * (row + b * d) + c] = b0;
+            hilo[2 * (row + b * d) + d + c] = b0;
+            cnt[2 * (row + b * d) + c] = T(1);
+            cnt[2 * (row + b * d) + d + c] = T(1);
+          }
         }
       }
-      if (PNA)
-        for (int64_t i = 0; i < 2 * B * d; ++i) arg[2 * row + i] = -1;
       for (int64_t j = g.rowptr[v]; j < g.rowptr[v + 1]; ++j) {
-        const int64_t u = g.nbr[j], r = g.type[j], t = g.trank[j], e = g.eid[j];
-        edge_messages<V, D, T>(x + u * B * d, rel, R2, r, trig, Tn, t, q, mask, E, e, B, d,
-                               inv_sqrt_d, m, gate, on);
-        const int32_t e32 = (int32_t)e;
+        edge_messages<V, D, T>(x + g.nbr[j] * B * d, rel, R2, g.type[j], trig, Tn, g.trank[j], q,
+                               mask, E, g.eid[j], B, d, inv_sqrt_d, sc.m.data(), sc.g.data(),
+                               sc.f.data(), on);
         for (int64_t b = 0; b < B; ++b) {
           if (!on[b]) continue;
-          const T gb = gate[b];
-          const T* __restrict__ mb = m + b * d;
+          const T* __restrict__ fb = sc.f.data() + b * d;
           T* __restrict__ o = out + row + b * d;
           if (!PNA) {
-            for (int64_t c = 0; c < d; ++c) o[c] += gb * mb[c];
+            for (int64_t c = 0; c < d; ++c) o[c] += fb[c];
           } else {
             T* __restrict__ s2 = sq + row + b * d;
-            T* __restrict__ hi = mx + row + b * d;
-            T* __restrict__ lo = mn + row + b * d;
-            int32_t* __restrict__ ahi = arg + 2 * (row + b * d);  // (argmax, argmin) of (v, b)
-            int32_t* __restrict__ alo = ahi + d;
+            T* __restrict__ hi = hilo + 2 * (row + b * d);
+            T* __restrict__ lo = hi + d;
+            T* __restrict__ chi = cnt + 2 * (row + b * d);
+            T* __restrict__ clo = chi + d;
 #pragma omp simd
             for (int64_t c = 0; c < d; ++c) {
-              const T val = gb * mb[c];
+              const T val = fb[c];
               o[c] += val;
               s2[c] += val * val;
-              const bool up = val > hi[c], down = val < lo[c];
-              hi[c] = up ? val : hi[c];
-              ahi[c] = up ? e32 : ahi[c];
-              lo[c] = down ? val : lo[c];
-              alo[c] = down ? e32 : alo[c];
+              const T h = hi[c], l = lo[c];
+              hi[c] = val > h ? val : h;
+              chi[c] = val > h ? T(1) : chi[c] + (val == h ? T(1) : T(0));
+              lo[c] = val < l ? val : l;
+              clo[c] = val < l ? T(1) : clo[c] + (val == l ? T(1) : T(0));
             }
           }
         }
@@ -159,52 +180,48 @@ void forward_impl(const T* x, const T* bnd, const T* rel, const T* q, const T* t
   });
 }
 
+// grad: sum: (N, B, d); PNA: (N, B, 4, d) packing the gradients of (sum, sumsq, max / count,
+// min / count), with hilo (N, B, 2, d) = (max, min) from the forward.
 template <int V, bool PNA, int D, typename T>
 void backward_impl(const T* x, const T* rel, const T* q, const T* trig, const bool* mask,
                    const Graph& g, int64_t N, int64_t B, int64_t d_, int64_t R2, int64_t Tn,
-                   int64_t E, const T* grad, const int32_t* arg, T* gx, T* grel, T* gq,
-                   bool need_x, bool need_rel, bool need_q, int64_t pieces) {
+                   int64_t E, const T* grad, const T* hilo, T* gx, T* grel, T* gq,
+                   bool need_x, int64_t pieces) {
   const int64_t d = D > 0 ? D : d_;
   const T inv_sqrt_d = T(1) / std::sqrt(T(d));
+  const int64_t tw = (V == SINCOS) ? d : 2 * d;
   const auto bounds = balanced_pieces(g.rowptr, N, pieces);
   at::parallel_for(0, pieces, 1, [&](int64_t p0, int64_t p1) {
-    std::vector<T> mbuf(B * d), gbuf(B);
-    std::vector<char> onbuf(B);
-    T* m = mbuf.data();
-    T* gate = gbuf.data();
-    bool* on = reinterpret_cast<bool*>(onbuf.data());
-    const int64_t tw = (V == SINCOS) ? d : 2 * d;
+    Scratch<T> sc(B, d);
+    bool* on = sc.onp();
     for (int64_t p = p0; p < p1; ++p) {
       T* grel_p = grel ? grel + p * B * R2 * d : nullptr;  // this piece's buffers
       T* gq_p = gq ? gq + p * B * d : nullptr;
       for (int64_t u = bounds[p]; u < bounds[p + 1]; ++u) {
         for (int64_t j = g.rowptr[u]; j < g.rowptr[u + 1]; ++j) {
-          const int64_t v = g.nbr[j], r = g.type[j], t = g.trank[j], e = g.eid[j];
-          edge_messages<V, D, T>(x + u * B * d, rel, R2, r, trig, Tn, t, q, mask, E, e, B, d,
-                                 inv_sqrt_d, m, gate, on);
-          const int32_t e32 = (int32_t)e;
+          const int64_t v = g.nbr[j], r = g.type[j], t = g.trank[j];
+          edge_messages<V, D, T>(x + u * B * d, rel, R2, r, trig, Tn, t, q, mask, E, g.eid[j], B,
+                                 d, inv_sqrt_d, sc.m.data(), sc.g.data(), sc.f.data(), on);
           for (int64_t b = 0; b < B; ++b) {
             if (!on[b]) continue;
-            const T gb = gate[b];
-            const T* __restrict__ mb = m + b * d;
+            const T gb = sc.g[b];
+            const T* __restrict__ mb = sc.m.data() + b * d;
+            const T* __restrict__ fb = sc.f.data() + b * d;
             const T* __restrict__ xu = x + (u * B + b) * d;
             const T* __restrict__ rr = rel + (b * R2 + r) * d;
             T gm[MAXD];
-            // gradient w.r.t. the final message gb * mb: sum: grad (N, B, d); PNA: grad packs
-            // (d sum, d sumsq, d max, d min) per (v, b) as (N, B, 4, d), arg (N, B, 2, d)
+            // gradient w.r.t. the final message fb
             if (!PNA) {
               const T* __restrict__ G = grad + (v * B + b) * d;
               for (int64_t c = 0; c < d; ++c) gm[c] = G[c];
             } else {
               const T* __restrict__ G = grad + (v * B + b) * 4 * d;
-              const int32_t* __restrict__ A = arg + (v * B + b) * 2 * d;
-              const T two_gb = T(2) * gb;
-              // unconditional loads and selects, so that the loop vectorises
+              const T* __restrict__ H = hilo + (v * B + b) * 2 * d;
 #pragma omp simd
               for (int64_t c = 0; c < d; ++c) {
-                const T ghi = G[2 * d + c], glo = G[3 * d + c];
-                gm[c] = G[c] + two_gb * mb[c] * G[d + c] + (A[c] == e32 ? ghi : T(0)) +
-                        (A[d + c] == e32 ? glo : T(0));
+                const T val = fb[c], ghi = G[2 * d + c], glo = G[3 * d + c];
+                gm[c] = G[c] + T(2) * val * G[d + c] + (val == H[c] ? ghi : T(0)) +
+                        (val == H[d + c] ? glo : T(0));
               }
             }
             // through the gate: gm becomes the gradient w.r.t. the pre-gate message mb
@@ -251,20 +268,20 @@ void backward_impl(const T* x, const T* rel, const T* q, const T* trig, const bo
 // PNA output (N, B, 12d) with index (c * 4 + k) * 3 + s, statistics k = (mean, max, min, std),
 // std = sqrt(max(sumsq / deg - mean^2, eps)), scalers scal (N, Bs, 3), deg (N, Bd), Bs, Bd in {1, B}.
 template <typename T>
-void combine_forward_impl(const T* s, const T* sq, const T* mx, const T* mn, const T* deg,
-                          const T* scal, int64_t N, int64_t B, int64_t d, int64_t Bd,
-                          int64_t Bs, T eps, T* out) {
+void combine_forward_impl(const T* s, const T* sq, const T* hilo, const T* deg, const T* scal,
+                          int64_t N, int64_t B, int64_t d, int64_t Bd, int64_t Bs, T eps, T* out) {
   at::parallel_for(0, N * B, 64, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t n = i / B, b = i % B;
       const T dg = deg[n * Bd + (Bd > 1 ? b : 0)];
       const T* sc = scal + (n * Bs + (Bs > 1 ? b : 0)) * 3;
       const T s0 = sc[0], s1 = sc[1], s2 = sc[2];
+      const T* hl = hilo + i * 2 * d;
       T* o = out + i * 12 * d;
       for (int64_t c = 0; c < d; ++c) {
         const T mean = s[i * d + c] / dg;
         const T var = sq[i * d + c] / dg - mean * mean;
-        const T f[4] = {mean, mx[i * d + c], mn[i * d + c], std::sqrt(std::max(var, eps))};
+        const T f[4] = {mean, hl[c], hl[d + c], std::sqrt(std::max(var, eps))};
         for (int k = 0; k < 4; ++k) {
           o[(c * 4 + k) * 3 + 0] = f[k] * s0;
           o[(c * 4 + k) * 3 + 1] = f[k] * s1;
@@ -275,12 +292,12 @@ void combine_forward_impl(const T* s, const T* sq, const T* mx, const T* mn, con
   });
 }
 
-// Gradients of the statistics, packed (N, B, 4, d) as (sum, sumsq, max, min), and of the boundary
-// (the self-message: b enters sum, sumsq, and max/min where arg == -1).
+// Gradients of the statistics, packed (N, B, 4, d) as (sum, sumsq, max / count, min / count), and
+// of the boundary (the self-message enters sum, sumsq and the max/min where it equals them).
 template <typename T>
-void combine_backward_impl(const T* g, const T* s, const T* sq, const T* deg, const T* scal,
-                           const T* bnd, const int32_t* arg, int64_t N, int64_t B, int64_t d,
-                           int64_t Bd, int64_t Bs, T eps, T* gpack, T* gb) {
+void combine_backward_impl(const T* g, const T* s, const T* sq, const T* hilo, const T* cnt,
+                           const T* deg, const T* scal, const T* bnd, int64_t N, int64_t B,
+                           int64_t d, int64_t Bd, int64_t Bs, T eps, T* gpack, T* gb) {
   at::parallel_for(0, N * B, 64, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t n = i / B, b = i % B;
@@ -288,6 +305,8 @@ void combine_backward_impl(const T* g, const T* s, const T* sq, const T* deg, co
       const T* sc = scal + (n * Bs + (Bs > 1 ? b : 0)) * 3;
       const T s0 = sc[0], s1 = sc[1], s2 = sc[2];
       const T* gi = g + i * 12 * d;
+      const T* hl = hilo + i * 2 * d;
+      const T* cn = cnt + i * 2 * d;
       T* gp = gpack + i * 4 * d;
       for (int64_t c = 0; c < d; ++c) {
         T gf[4];
@@ -300,12 +319,12 @@ void combine_backward_impl(const T* g, const T* s, const T* sq, const T* deg, co
         const T g_var = var >= eps ? gf[3] * T(0.5) / std::sqrt(var) : T(0);
         gp[c] = (gf[0] - T(2) * mean * g_var) / dg;  // d sum
         gp[d + c] = g_var / dg;                        // d sumsq
-        gp[2 * d + c] = gf[1];                         // d max
-        gp[3 * d + c] = gf[2];                         // d min
+        gp[2 * d + c] = gf[1] / cn[c];                 // d max, per tied value
+        gp[3 * d + c] = gf[2] / cn[d + c];             // d min, per tied value
         if (gb) {
-          const int32_t* a = arg + i * 2 * d;
-          gb[i * d + c] = gp[c] + T(2) * bnd[i * d + c] * gp[d + c] +
-                          (a[c] < 0 ? gf[1] : T(0)) + (a[d + c] < 0 ? gf[2] : T(0));
+          const T b0 = bnd[i * d + c];
+          gb[i * d + c] = gp[c] + T(2) * b0 * gp[d + c] + (b0 == hl[c] ? gp[2 * d + c] : T(0)) +
+                          (b0 == hl[d + c] ? gp[3 * d + c] : T(0));
         }
       }
     }
@@ -321,133 +340,133 @@ const T* opt_ptr(const at::Tensor& t) {
   return t.defined() && t.numel() ? t.data_ptr<T>() : nullptr;
 }
 
-#define GRATE_DISPATCH_VARIANT(variant, PNA_, ...)                          \
-  switch (variant) {                                                        \
-    case DISTMULT: { constexpr int V = DISTMULT; constexpr bool P = PNA_; __VA_ARGS__; break; } \
-    case SINCOS: { constexpr int V = SINCOS; constexpr bool P = PNA_; __VA_ARGS__; break; }     \
-    case ROTATION: { constexpr int V = ROTATION; constexpr bool P = PNA_; __VA_ARGS__; break; } \
-    case RELGATE: { constexpr int V = RELGATE; constexpr bool P = PNA_; __VA_ARGS__; break; }   \
-    case GRATE: { constexpr int V = GRATE; constexpr bool P = PNA_; __VA_ARGS__; break; }       \
-    default: TORCH_CHECK(false, "unknown message variant ", variant);      \
+#define GRATE_DISPATCH_VARIANT(variant, ...)                              \
+  switch (variant) {                                                      \
+    case DISTMULT: { constexpr int V = DISTMULT; __VA_ARGS__; break; }    \
+    case SINCOS: { constexpr int V = SINCOS; __VA_ARGS__; break; }        \
+    case ROTATION: { constexpr int V = ROTATION; __VA_ARGS__; break; }    \
+    case RELGATE: { constexpr int V = RELGATE; __VA_ARGS__; break; }      \
+    case GRATE: { constexpr int V = GRATE; __VA_ARGS__; break; }          \
+    default: TORCH_CHECK(false, "unknown message variant ", variant);    \
   }
 
-// Calls body with a compile-time width DD: 32 or 64 for float32, else 0 (runtime width).
+// Calls body(width, pna) with a compile-time width (32 or 64 for float32, else 0 = runtime
+// width) and a compile-time PNA flag.
 template <typename T, typename F>
-void dispatch_width(int64_t d, F&& body) {
-  if (std::is_same<T, float>::value && d == 32) body(std::integral_constant<int, 32>{});
-  else if (std::is_same<T, float>::value && d == 64) body(std::integral_constant<int, 64>{});
-  else body(std::integral_constant<int, 0>{});
+void dispatch_width_pna(int64_t d, bool pna, F&& body) {
+  auto with_pna = [&](auto width) {
+    if (pna) body(width, std::true_type{}); else body(width, std::false_type{});
+  };
+  if (std::is_same<T, float>::value && d == 32) with_pna(std::integral_constant<int, 32>{});
+  else if (std::is_same<T, float>::value && d == 64) with_pna(std::integral_constant<int, 64>{});
+  else with_pna(std::integral_constant<int, 0>{});
+}
+
+void check_common(const at::Tensor& x, const at::Tensor& rel, const at::Tensor& nbr) {
+  TORCH_CHECK(x.device().is_cpu() && x.is_contiguous() && rel.is_contiguous(),
+              "grate_ops: CPU contiguous tensors expected");
+  TORCH_CHECK(x.size(2) <= MAXD, "grate_ops: hidden dimension ", x.size(2), " exceeds ", MAXD);
+  TORCH_CHECK(nbr.size(0) < (int64_t(1) << 31), "grate_ops: more than 2^31 edges");
 }
 
 }  // namespace
 
-// Returns [sum] for sum aggregation; [sum, sumsq, max, min, arg] for PNA, arg (N, B, 2, d) int32
-// holding the original id of the edge giving the max (slot 0) and min (slot 1), -1 = boundary.
+// Returns [out] for sum aggregation; [sum, sumsq, hilo, cnt] for PNA (see forward_impl).
 std::vector<at::Tensor> forward(at::Tensor x, at::Tensor boundary, at::Tensor rel, at::Tensor q,
                                 at::Tensor trig, at::Tensor mask, at::Tensor rowptr,
                                 at::Tensor nbr, at::Tensor type, at::Tensor trank,
                                 at::Tensor eid, int64_t variant, bool pna) {
+  check_common(x, rel, nbr);
   const int64_t N = x.size(0), B = x.size(1), d = x.size(2), R2 = rel.size(1);
   const int64_t E = nbr.size(0), Tn = trig.defined() && trig.dim() == 3 ? trig.size(1) : 0;
-  TORCH_CHECK(d <= MAXD, "hidden dimension ", d, " exceeds ", MAXD);
-  TORCH_CHECK(E < (int64_t(1) << 31), "more than 2^31 edges");
   const Graph g(rowptr, nbr, type, trank, eid);
   auto out = at::empty_like(x);
-  at::Tensor sq, mx, mn, arg;
+  at::Tensor sq, hilo, cnt;
   if (pna) {
     sq = at::empty_like(x);
-    mx = at::empty_like(x);
-    mn = at::empty_like(x);
-    arg = at::empty({N, B, 2, d}, x.options().dtype(at::kInt));
+    hilo = at::empty({N, B, 2, d}, x.options());
+    cnt = at::empty({N, B, 2, d}, x.options());
   }
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "grate_forward", [&] {
     using T = scalar_t;
-    T* s2 = pna ? sq.data_ptr<T>() : nullptr;
-    T* hi = pna ? mx.data_ptr<T>() : nullptr;
-    T* lo = pna ? mn.data_ptr<T>() : nullptr;
-    int32_t* a = pna ? arg.data_ptr<int32_t>() : nullptr;
-    dispatch_width<T>(d, [&](auto width) {
+    dispatch_width_pna<T>(d, pna, [&](auto width, auto pna_tag) {
       constexpr int DD = decltype(width)::value;
-      auto run = [&](auto pna_tag) {
-        constexpr bool PN = decltype(pna_tag)::value;
-        GRATE_DISPATCH_VARIANT(variant, PN, forward_impl<V, P, DD, T>(
-            x.data_ptr<T>(), boundary.data_ptr<T>(), rel.data_ptr<T>(), opt_ptr<T>(q),
-            opt_ptr<T>(trig), mask_ptr(mask), g, N, B, d, R2, Tn, E, out.data_ptr<T>(), s2, hi,
-            lo, a))
-      };
-      if (pna) run(std::true_type{}); else run(std::false_type{});
+      constexpr bool PN = decltype(pna_tag)::value;
+      GRATE_DISPATCH_VARIANT(variant, forward_impl<V, PN, DD, T>(
+          x.data_ptr<T>(), boundary.data_ptr<T>(), rel.data_ptr<T>(), opt_ptr<T>(q),
+          opt_ptr<T>(trig), mask_ptr(mask), g, N, B, d, R2, Tn, E, out.data_ptr<T>(),
+          PN ? sq.data_ptr<T>() : nullptr, PN ? hilo.data_ptr<T>() : nullptr,
+          PN ? cnt.data_ptr<T>() : nullptr))
     });
   });
-  if (pna) return {out, sq, mx, mn, arg};
+  if (pna) return {out, sq, hilo, cnt};
   return {out};
 }
 
 // Returns [grad_x, grad_rel, grad_q] (undefined where not requested). The graph is grouped by
 // source (nbr = destination). grad: (N, B, d) for sum; for PNA the packed (N, B, 4, d) gradients
-// of (sum, sumsq, max, min) from combine_backward, with arg from forward.
+// from combine_backward, with hilo from forward.
 std::vector<at::Tensor> backward(at::Tensor x, at::Tensor rel, at::Tensor q, at::Tensor trig,
                                  at::Tensor mask, at::Tensor rowptr, at::Tensor nbr,
                                  at::Tensor type, at::Tensor trank, at::Tensor eid,
-                                 int64_t variant, bool pna, at::Tensor grad, at::Tensor arg,
+                                 int64_t variant, bool pna, at::Tensor grad, at::Tensor hilo,
                                  bool need_x, bool need_rel, bool need_q) {
+  check_common(x, rel, nbr);
   const int64_t N = x.size(0), B = x.size(1), d = x.size(2), R2 = rel.size(1);
   const int64_t E = nbr.size(0), Tn = trig.defined() && trig.dim() == 3 ? trig.size(1) : 0;
-  TORCH_CHECK(d <= MAXD, "hidden dimension ", d, " exceeds ", MAXD);
   TORCH_CHECK(grad.is_contiguous() && grad.numel() == (pna ? 4 : 1) * N * B * d,
-              "backward: grad has the wrong size");
+              "grate_ops backward: grad has the wrong size");
   need_q = need_q && q.defined() && q.numel() > 0;
   const Graph g(rowptr, nbr, type, trank, eid);
   const int64_t pieces = std::max<int64_t>(1, at::get_num_threads());
-  auto gx = at::zeros_like(x);
+  auto gx = need_x ? at::zeros_like(x) : at::Tensor();
   auto grel = at::zeros({need_rel ? pieces : 0, B, R2, d}, x.options());
   auto gq = at::zeros({need_q ? pieces : 0, B, d}, x.options());
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "grate_backward", [&] {
     using T = scalar_t;
-    const int32_t* a = pna ? arg.data_ptr<int32_t>() : nullptr;
-    dispatch_width<T>(d, [&](auto width) {
+    dispatch_width_pna<T>(d, pna, [&](auto width, auto pna_tag) {
       constexpr int DD = decltype(width)::value;
-      auto run = [&](auto pna_tag) {
-        constexpr bool PN = decltype(pna_tag)::value;
-        GRATE_DISPATCH_VARIANT(variant, PN, backward_impl<V, P, DD, T>(
-            x.data_ptr<T>(), rel.data_ptr<T>(), opt_ptr<T>(q), opt_ptr<T>(trig), mask_ptr(mask),
-            g, N, B, d, R2, Tn, E, grad.data_ptr<T>(), a, gx.data_ptr<T>(),
-            need_rel ? grel.data_ptr<T>() : nullptr, need_q ? gq.data_ptr<T>() : nullptr, need_x,
-            need_rel, need_q, pieces))
-      };
-      if (pna) run(std::true_type{}); else run(std::false_type{});
+      constexpr bool PN = decltype(pna_tag)::value;
+      GRATE_DISPATCH_VARIANT(variant, backward_impl<V, PN, DD, T>(
+          x.data_ptr<T>(), rel.data_ptr<T>(), opt_ptr<T>(q), opt_ptr<T>(trig), mask_ptr(mask),
+          g, N, B, d, R2, Tn, E, grad.data_ptr<T>(), PN ? hilo.data_ptr<T>() : nullptr,
+          need_x ? gx.data_ptr<T>() : nullptr, need_rel ? grel.data_ptr<T>() : nullptr,
+          need_q ? gq.data_ptr<T>() : nullptr, need_x, pieces))
     });
   });
-  return {need_x ? gx : at::Tensor(), need_rel ? grel.sum(0) : at::Tensor(),
-          need_q ? gq.sum(0) : at::Tensor()};
+  return {gx, need_rel ? grel.sum(0) : at::Tensor(), need_q ? gq.sum(0) : at::Tensor()};
 }
 
 // PNA output (N, B, 12d) from the statistics; deg (N, 1|B) and scal (N, 1|B, 3) in x's dtype.
-at::Tensor combine_forward(at::Tensor s, at::Tensor sq, at::Tensor mx, at::Tensor mn,
-                           at::Tensor deg, at::Tensor scal, double eps) {
+at::Tensor combine_forward(at::Tensor s, at::Tensor sq, at::Tensor hilo, at::Tensor deg,
+                           at::Tensor scal, double eps) {
   const int64_t N = s.size(0), B = s.size(1), d = s.size(2);
   auto out = at::empty({N, B, 12 * d}, s.options());
   AT_DISPATCH_FLOATING_TYPES(s.scalar_type(), "grate_combine_forward", [&] {
     using T = scalar_t;
-    combine_forward_impl<T>(s.data_ptr<T>(), sq.data_ptr<T>(), mx.data_ptr<T>(), mn.data_ptr<T>(),
+    combine_forward_impl<T>(s.data_ptr<T>(), sq.data_ptr<T>(), hilo.data_ptr<T>(),
                             deg.data_ptr<T>(), scal.data_ptr<T>(), N, B, d, deg.size(1),
                             scal.size(1), T(eps), out.data_ptr<T>());
   });
   return out;
 }
 
-// [packed (N, B, 4, d) gradients of (sum, sumsq, max, min), grad boundary (or undefined)].
+// [packed (N, B, 4, d) statistics gradients, grad boundary (undefined unless need_b)].
 std::vector<at::Tensor> combine_backward(at::Tensor g, at::Tensor s, at::Tensor sq,
-                                         at::Tensor deg, at::Tensor scal, at::Tensor boundary,
-                                         at::Tensor arg, double eps, bool need_b) {
+                                         at::Tensor hilo, at::Tensor cnt, at::Tensor deg,
+                                         at::Tensor scal, at::Tensor boundary, double eps,
+                                         bool need_b) {
   const int64_t N = s.size(0), B = s.size(1), d = s.size(2);
+  TORCH_CHECK(g.is_contiguous() && g.numel() == 12 * N * B * d, "combine_backward: bad grad");
   auto gpack = at::empty({N, B, 4, d}, s.options());
   auto gb = need_b ? at::empty_like(s) : at::Tensor();
   AT_DISPATCH_FLOATING_TYPES(s.scalar_type(), "grate_combine_backward", [&] {
     using T = scalar_t;
     combine_backward_impl<T>(g.data_ptr<T>(), s.data_ptr<T>(), sq.data_ptr<T>(),
-                             deg.data_ptr<T>(), scal.data_ptr<T>(), boundary.data_ptr<T>(),
-                             arg.data_ptr<int32_t>(), N, B, d, deg.size(1), scal.size(1), T(eps),
-                             gpack.data_ptr<T>(), need_b ? gb.data_ptr<T>() : nullptr);
+                             hilo.data_ptr<T>(), cnt.data_ptr<T>(), deg.data_ptr<T>(),
+                             scal.data_ptr<T>(), boundary.data_ptr<T>(), N, B, d, deg.size(1),
+                             scal.size(1), T(eps), gpack.data_ptr<T>(),
+                             need_b ? gb.data_ptr<T>() : nullptr);
   });
   return {gpack, gb};
 }

@@ -70,3 +70,23 @@ def test_eval_command_with_name_and_checkpoint(trained, releases, tmp_path):
     assert missing.exit_code == 2 and "not been trained yet" in missing.output
     none = runner.invoke(main, ["eval", "--benchmark", str(variant)])
     assert none.exit_code != 0 and "--model NAME or --checkpoint PATH" in none.output
+
+
+def test_release_packaging_writes_a_small_loadable_release(trained, tmp_path, monkeypatch):
+    from grate.train.release import release
+
+    src = trained / "A"
+    root = tmp_path / "rel"
+    folder = release("trix", trained / "run", {str(src): 5}, root=root, datasets=(str(src),), progress=False)
+    files = {p.name for p in folder.iterdir()}
+    assert files == {"model.safetensors", "config.json", "MODEL_CARD.md", "curves.png", "test_metrics.json"}
+    assert all(p.stat().st_size < 4 * 2 ** 20 for p in folder.iterdir())
+    card = (folder / "MODEL_CARD.md").read_text()
+    metrics = json.loads((folder / "test_metrics.json").read_text())["test"][str(src)]
+    assert metrics["subset"] and metrics["test_facts"] == 5 and metrics["metrics"]["count"] == 10
+    assert "5 of" in card and "seeded subset" in card and f"{100 * metrics['metrics']['mrr']:.2f}" in card
+    assert "[trix](trix/MODEL_CARD.md)" in (root / "README.md").read_text()
+    again = release("trix", trained / "run", root=root, datasets=(str(src),), progress=False, card_only=True)
+    assert json.loads((again / "test_metrics.json").read_text())["test"][str(src)] == metrics
+    monkeypatch.setenv("GRATE_RELEASES", str(root))
+    assert load_model("trix").num_parameters() == json.loads((folder / "config.json").read_text())["parameters"]

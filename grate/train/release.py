@@ -135,7 +135,7 @@ models are compared on identical queries.
   drawn proportionally to its edges, strict time-aware negatives, self-adversarial BCE, AdamW.
 - Steps: {summary['steps']:,}; wall time {wall / 60:.1f} min ({summary['train_seconds'] / 60:.1f} min training steps,
   {summary['validation_seconds'] / 60:.1f} min validation); {summary['train_seconds_per_step']:.2f} s per training step.
-- Compute: {run_json.get('processes', 1)} process, {run_json.get('threads')} torch threads on {run_json.get('cpu_count')} CPU
+- Compute: {run_json.get('processes', 1)} process(es), {run_json.get('threads')} torch threads, {run_json.get('cpu_count')} CPU
   cores ({run_json.get('machine')}, no GPU; the cores were shared with other jobs), torch {run_json.get('torch')},
   Python {run_json.get('python')}.
 - Final validation: {('none (recipe: validation.final = none)' if not fv else json.dumps(fv))}.
@@ -194,7 +194,9 @@ def write_index(root: Path) -> None:
 
 
 def release(name: str, run: Path, subsets: dict | None = None, data_dir=None, root: Path | None = None,
-            datasets=DATASETS, progress=True) -> Path:
+            datasets=DATASETS, progress=True, card_only: bool = False) -> Path:
+    """Evaluate the run's best checkpoint and write the release folder (``card_only``: reuse the test
+    metrics already in the release, rewrite the card and curves only)."""
     run = Path(run)
     root = Path(root) if root else releases_dir()
     summary = json.loads((run / "summary.json").read_text())
@@ -202,7 +204,14 @@ def release(name: str, run: Path, subsets: dict | None = None, data_dir=None, ro
     config = read_config(run / "best")
     model = load_model_dir(run / "best")
     start = time.perf_counter()
-    test = evaluate_test(model, datasets, subsets, data_dir, progress)
+    previous = root / name / "test_metrics.json"
+    if card_only:
+        if not previous.is_file():
+            raise SystemExit(f"--card-only: {previous} does not exist; run without --card-only first")
+        old = json.loads(previous.read_text())
+        test, start = old["test"], time.perf_counter() - old["evaluation_seconds"]
+    else:
+        test = evaluate_test(model, datasets, subsets, data_dir, progress)
     recipe_file = Path("recipes/train") / f"{name}-{summary['scale']}.yaml"
     card = model_card(name, config, summary, run_json, test, recipe_file, (run / "recipe.yaml").read_text())
     with atomic_dir(root / name) as tmp:
@@ -227,13 +236,15 @@ def main(argv=None) -> None:
     p.add_argument("--data-dir", default=None)
     p.add_argument("--releases", default=None, help="releases root (default: grate.zoo.releases_dir())")
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--card-only", action="store_true", help="reuse the release's test metrics; rewrite the card")
     a = p.parse_args(argv)
     torch.set_num_threads(a.threads)
     subsets = {"ICEWS14": 500, "ICEWS05-15": 200}
     for item in a.test_subset or []:
         key, _, value = item.partition("=")
         subsets[key] = int(value)
-    folder = release(a.name, Path(a.run), subsets, a.data_dir, Path(a.releases) if a.releases else None)
+    folder = release(a.name, Path(a.run), subsets, a.data_dir, Path(a.releases) if a.releases else None,
+                     card_only=a.card_only)
     print(folder)
 
 

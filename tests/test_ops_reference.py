@@ -224,3 +224,12 @@ def test_auto_falls_back_with_one_warning(monkeypatch):
         run(case, "grate", "sum", impl="auto")  # no second warning
     with pytest.raises(RuntimeError, match="unavailable"):
         run(case, "grate", "sum", impl="fused")
+
+
+def test_missing_compiler_is_reported(monkeypatch):
+    from grate.ops import fused
+    monkeypatch.delenv("GRATE_OPS_DISABLE_FUSED", raising=False)
+    monkeypatch.setenv("CXX", "no-such-c++-compiler")
+    monkeypatch.setattr(fused, "_state", {})
+    assert fused.kernel() is None and not fused.available()
+    assert "no C++ compiler" in fused.why()

@@ -22,6 +22,7 @@ import hashlib
 import os
 import platform
 import shutil
+import sys
 import threading
 import weakref
 from pathlib import Path
@@ -88,6 +89,9 @@ def _load():
     name = f"grate_ops_cpu_{key}"
     folder = build_dir() / name
     folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / f"{name}.so").exists():
+        print(f"grate.ops: compiling the fused CPU kernel (first use, about a minute; cached in "
+              f"{folder})", file=sys.stderr, flush=True)
     return cpp_extension.load(name=name, sources=[str(SOURCE)], extra_cflags=cflags,
                               extra_ldflags=LDFLAGS, build_directory=str(folder), verbose=False)
 
@@ -100,20 +104,22 @@ def kernel():
                 _state["module"] = _load()
             except Exception as exc:  # any build/load failure means: use the reference
                 _state["module"] = None
-                _state["why"] = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
+                lines = str(exc).strip().splitlines() or [""]
+                _state["why"] = f"{type(exc).__name__}: {lines[0]}"
+                _state["error"] = str(exc)  # the full compiler output, for debugging
         return _state["module"]
 
 
-def why() -> str:
-    """Why the kernel is unavailable ('' if it is available or not tried yet)."""
-    return _state.get("why", "")
+def why(full: bool = False) -> str:
+    """Why the kernel is unavailable ('' if it is available or not tried yet); full=True gives
+    the whole error text (e.g. the compiler output)."""
+    return _state.get("error" if full else "why", "")
 
 
 def available(x: torch.Tensor | None = None) -> bool:
     """True if the kernel is built and supports tensors like x (CPU, float32/float64, d <= 1024)."""
     if x is not None:
         if x.device.type != "cpu":
-            _state.setdefault("why_dev", "the fused kernel is CPU-only")
             return False
         if x.dtype not in (torch.float32, torch.float64) or x.shape[-1] > MAX_D:
             return False
@@ -157,6 +163,7 @@ def graph_csr(edge_index, edge_type, edge_time, num_nodes) -> GraphCSR:
     if len(_graphs) >= 16:
         _graphs.pop(next(iter(_graphs)))
     _graphs[key] = (tuple(weakref.ref(t) for t in (edge_index, edge_type, edge_time)), versions, csr)
+    weakref.finalize(edge_index, _graphs.pop, key, None)  # drop the entry with the graph
     return csr
 
 

@@ -100,6 +100,14 @@ std::vector<int64_t> balanced_pieces(const int64_t* rowptr, int64_t N, int64_t p
   return bounds;
 }
 
+// Number of work pieces: one per thread, or 1 (no parallel region at all) for small problems,
+// where waking threads costs more than it saves.
+int64_t choose_pieces(int64_t N, int64_t E, int64_t B, int64_t d) {
+  const int64_t work = (N + E) * B * d;
+  if (work < (int64_t(1) << 17)) return 1;
+  return std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), work >> 16));
+}
+
 struct Graph {
   const int64_t *rowptr, *nbr, *type, *trank, *eid;
   Graph(const at::Tensor& rowptr_, const at::Tensor& nbr_, const at::Tensor& type_,
@@ -126,7 +134,7 @@ void forward_impl(const T* x, const T* bnd, const T* rel, const T* q, const T* t
                   int64_t Tn, int64_t E, T* out, T* sq, T* hilo, T* cnt) {
   const int64_t d = D > 0 ? D : d_;
   const T inv_sqrt_d = T(1) / std::sqrt(T(d));
-  const int64_t pieces = std::max<int64_t>(1, at::get_num_threads());
+  const int64_t pieces = choose_pieces(N, E, B, d);
   const auto bounds = balanced_pieces(g.rowptr, N, pieces);
   at::parallel_for(0, pieces, 1, [&](int64_t p0, int64_t p1) {
     Scratch<T> sc(B, d);
@@ -270,7 +278,7 @@ void backward_impl(const T* x, const T* rel, const T* q, const T* trig, const bo
 template <typename T>
 void combine_forward_impl(const T* s, const T* sq, const T* hilo, const T* deg, const T* scal,
                           int64_t N, int64_t B, int64_t d, int64_t Bd, int64_t Bs, T eps, T* out) {
-  at::parallel_for(0, N * B, 64, [&](int64_t i0, int64_t i1) {
+  at::parallel_for(0, N * B, std::max<int64_t>(1, 8192 / d), [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t n = i / B, b = i % B;
       const T dg = deg[n * Bd + (Bd > 1 ? b : 0)];
@@ -298,7 +306,7 @@ template <typename T>
 void combine_backward_impl(const T* g, const T* s, const T* sq, const T* hilo, const T* cnt,
                            const T* deg, const T* scal, const T* bnd, int64_t N, int64_t B,
                            int64_t d, int64_t Bd, int64_t Bs, T eps, T* gpack, T* gb) {
-  at::parallel_for(0, N * B, 64, [&](int64_t i0, int64_t i1) {
+  at::parallel_for(0, N * B, std::max<int64_t>(1, 8192 / d), [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t n = i / B, b = i % B;
       const T dg = deg[n * Bd + (Bd > 1 ? b : 0)];
@@ -418,7 +426,7 @@ std::vector<at::Tensor> backward(at::Tensor x, at::Tensor rel, at::Tensor q, at:
               "grate_ops backward: grad has the wrong size");
   need_q = need_q && q.defined() && q.numel() > 0;
   const Graph g(rowptr, nbr, type, trank, eid);
-  const int64_t pieces = std::max<int64_t>(1, at::get_num_threads());
+  const int64_t pieces = choose_pieces(N, E, B, d);
   auto gx = need_x ? at::zeros_like(x) : at::Tensor();
   auto grel = at::zeros({need_rel ? pieces : 0, B, R2, d}, x.options());
   auto gq = at::zeros({need_q ? pieces : 0, B, d}, x.options());

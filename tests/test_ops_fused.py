@@ -206,3 +206,13 @@ def test_fused_pna_ties_split_like_reference(fused_kernel, dtype):
     ref = forward_backward(case, "grate", "pna", "reference")
     got = forward_backward(case, "grate", "pna", "fused")
     assert_close(ref, got, rtol=1e-5 if dtype == torch.float32 else 1e-10, atol_scale=1e-6)
+
+
+def test_graph_cache_compares_attributes_by_value(fused_kernel):
+    from grate.ops.fused import graph_csr
+    case = random_case(seed=17)
+    ei, et, tt = case["edge_index"], case["edge_type"], case["edge_time"]
+    a = graph_csr(ei, et, tt, 40)
+    assert graph_csr(ei, et.clone(), tt.clone(), 40) is a  # same values, new tensors: reused
+    assert graph_csr(ei, et, tt + 1, 40) is not a  # other times: rebuilt
+    assert graph_csr(ei.clone(), et, tt, 40) is not a  # another edge_index object: its own entry

@@ -132,11 +132,14 @@ class GraphCSR:
     def __init__(self, edge_index, edge_type, edge_time, num_nodes):
         src, dst = edge_index[0].long(), edge_index[1].long()
         self.num_nodes, self.num_edges = num_nodes, src.numel()
-        self.times, trank = torch.unique(edge_time.long(), return_inverse=True)
-        etype = edge_type.long()
-        self.by_dst = self._group(dst, src, etype, trank, num_nodes)
-        self.by_src = self._group(src, dst, etype, trank, num_nodes)
+        self.edge_type, self.edge_time = edge_type.long().clone(), edge_time.long().clone()
+        self.times, trank = torch.unique(self.edge_time, return_inverse=True)
+        self.by_dst = self._group(dst, src, self.edge_type, trank, num_nodes)
+        self.by_src = self._group(src, dst, self.edge_type, trank, num_nodes)
         self.dst = dst
+
+    def same_attributes(self, edge_type, edge_time) -> bool:
+        return torch.equal(edge_type.long(), self.edge_type) and torch.equal(edge_time.long(), self.edge_time)
 
     @staticmethod
     def _group(key, other, etype, trank, n):
@@ -151,19 +154,20 @@ _graphs: dict = {}
 
 
 def graph_csr(edge_index, edge_type, edge_time, num_nodes) -> GraphCSR:
-    """Cached GraphCSR, keyed by the identity and version of the three edge tensors."""
-    key = (id(edge_index), id(edge_type), id(edge_time), num_nodes)
-    versions = (edge_index._version, edge_type._version, edge_time._version)
+    """GraphCSR cached per edge_index tensor (identity and version); edge_type and edge_time are
+    compared by value (O(E)), so callers may pass freshly built attribute tensors."""
+    key = (id(edge_index), num_nodes)
     hit = _graphs.get(key)
     if hit is not None:
-        refs, vers, csr = hit
-        if all(r() is t for r, t in zip(refs, (edge_index, edge_type, edge_time))) and vers == versions:
+        ref, version, csr = hit
+        if ref() is edge_index and version == edge_index._version and csr.same_attributes(edge_type, edge_time):
             return csr
     csr = GraphCSR(edge_index, edge_type, edge_time, num_nodes)
-    if len(_graphs) >= 16:
-        _graphs.pop(next(iter(_graphs)))
-    _graphs[key] = (tuple(weakref.ref(t) for t in (edge_index, edge_type, edge_time)), versions, csr)
-    weakref.finalize(edge_index, _graphs.pop, key, None)  # drop the entry with the graph
+    if key not in _graphs:
+        if len(_graphs) >= 16:
+            _graphs.pop(next(iter(_graphs)))
+        weakref.finalize(edge_index, _graphs.pop, key, None)  # drop the entry with the graph
+    _graphs[key] = (weakref.ref(edge_index), edge_index._version, csr)
     return csr
 
 

@@ -42,3 +42,14 @@ def tkg_home(tmp_path, monkeypatch):
     home = tmp_path / "home"
     monkeypatch.setenv("TKG_INDT_HOME", str(home))
     return home
+
+
+@pytest.fixture
+def one_thread():
+    """Tiny tensors: one torch thread avoids OpenMP wake-up and spin-wait costs on a shared 2-core machine."""
+    import torch
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)

@@ -5,22 +5,16 @@ import torch
 
 from grate import MESSAGES, ModelConfig, TemporalGraph, build_model, count_parameters
 from grate.ops import propagate, rotate
+from _cases import random_facts as _random_facts
 
 N, R, F = 24, 3, 90
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny tensors: avoid OpenMP spin-waits on a shared 2-core machine
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def random_facts(seed=0, n=F, num_entities=N, num_relations=R, t_max=12):
-    rng = np.random.default_rng(seed)
-    return np.stack([rng.integers(0, num_entities, n), rng.integers(0, num_relations, n),
-                     rng.integers(0, num_entities, n), rng.integers(0, t_max, n)], 1).astype(np.int64)
+    return _random_facts(seed, n, num_entities, num_relations, t_max)
 
 
 def make(model="ultra", message="grate", aggregate="sum", dim=8, seed=0):

@@ -13,22 +13,16 @@ from tkg_indt.data.timeenc import TimeEncoding
 from tkg_indt.data.tkg import TKG
 from tkg_indt.errors import ParameterError
 from tkg_indt.evaluation import evaluate, single_step, transductive
+from _cases import random_facts as _random_facts
 
 N, R = 20, 3
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny tensors: avoid OpenMP spin-waits on a shared 2-core machine
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def random_facts(seed=0, n=80, num_entities=N, num_relations=R, t_max=10):
-    rng = np.random.default_rng(seed)
-    return np.stack([rng.integers(0, num_entities, n), rng.integers(0, num_relations, n),
-                     rng.integers(0, num_entities, n), rng.integers(0, t_max, n)], 1).astype(np.int64)
+    return _random_facts(seed, n, num_entities, num_relations, t_max)
 
 
 def small(model="ultra", message="grate", aggregate="sum", seed=0):

@@ -1,4 +1,5 @@
 """grate.ops chunked path (plain PyTorch, memory-bounded): equal to the reference, ties included."""
+import functools
 import itertools
 
 import pytest
@@ -7,31 +8,15 @@ import torch
 from grate.ops import propagate
 from grate.ops.chunked import propagate_chunked
 from grate.ops.propagate import MESSAGES
+from _cases import propagate_case
 
 LEAVES = ("x", "boundary", "rel", "query_state")
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny tensors: torch's parallel index_add_ only adds thread wake-up cost here."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny tensors: parallel index_add_ only adds wake-up cost
 
 
-def random_case(N=30, B=3, d=8, E=150, R2=7, T=12, seed=0, dtype=torch.float64):
-    g = torch.Generator().manual_seed(seed)
-    return dict(
-        x=torch.randn(N, B, d, generator=g, dtype=dtype),
-        boundary=torch.randn(N, B, d, generator=g, dtype=dtype),
-        rel=torch.randn(B, R2, d, generator=g, dtype=dtype),
-        edge_index=torch.randint(0, N, (2, E), generator=g),
-        edge_type=torch.randint(0, R2, (E,), generator=g),
-        edge_time=torch.randint(0, T, (E,), generator=g),
-        query_time=torch.randint(0, T + 4, (B,), generator=g),
-        query_state=torch.randn(B, d, generator=g, dtype=dtype),
-    )
+random_case = functools.partial(propagate_case, N=30, B=3, d=8, E=150, R2=7, T=12, dtype=torch.float64, tau_extra=4)
 
 
 def forward_backward(fn, case, message, aggregate, mask):

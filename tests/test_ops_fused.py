@@ -3,6 +3,7 @@
 The fused tests build the kernel on first use (about a minute, cached afterwards; see
 grate/ops/fused.py) and are skipped, with the reason, when it cannot be built.
 """
+import functools
 import itertools
 
 import pytest
@@ -10,6 +11,7 @@ import torch
 
 from grate.ops import propagate
 from grate.ops.propagate import MESSAGES
+from _cases import propagate_case
 
 AGGS = ("sum", "pna")
 LEAVES = ("x", "boundary", "rel", "query_state")
@@ -23,18 +25,7 @@ def fused_kernel():
     return fused
 
 
-def random_case(N=40, B=3, d=8, E=200, R2=10, T=15, seed=0, dtype=torch.float32):
-    g = torch.Generator().manual_seed(seed)
-    return dict(
-        x=torch.randn(N, B, d, generator=g, dtype=dtype),
-        boundary=torch.randn(N, B, d, generator=g, dtype=dtype),
-        rel=torch.randn(B, R2, d, generator=g, dtype=dtype),
-        edge_index=torch.randint(0, N, (2, E), generator=g),
-        edge_type=torch.randint(0, R2, (E,), generator=g),
-        edge_time=torch.randint(0, T, (E,), generator=g),
-        query_time=torch.randint(0, T + 5, (B,), generator=g),
-        query_state=torch.randn(B, d, generator=g, dtype=dtype),
-    )
+random_case = functools.partial(propagate_case, N=40, B=3, d=8, E=200, R2=10, T=15, dtype=torch.float32, tau_extra=5)
 
 
 def forward_backward(case, message, aggregate, impl, edge_mask=None, seed=1):

@@ -1,4 +1,5 @@
 """grate.ops reference path: rotary encoding, message variants, PNA, masks, input checks, fallback."""
+import functools
 import importlib
 import math
 import warnings
@@ -8,23 +9,13 @@ import torch
 
 from grate.ops import frequencies, propagate, rotate
 from grate.ops.propagate import MESSAGES
+from _cases import propagate_case
 
 propagate_mod = importlib.import_module("grate.ops.propagate")
 AGGS = ("sum", "pna")
 
 
-def random_case(N=12, B=3, d=8, E=40, R2=6, T=9, seed=0, dtype=torch.float64):
-    g = torch.Generator().manual_seed(seed)
-    return dict(
-        x=torch.randn(N, B, d, generator=g, dtype=dtype),
-        boundary=torch.randn(N, B, d, generator=g, dtype=dtype),
-        rel=torch.randn(B, R2, d, generator=g, dtype=dtype),
-        edge_index=torch.randint(0, N, (2, E), generator=g),
-        edge_type=torch.randint(0, R2, (E,), generator=g),
-        edge_time=torch.randint(0, T, (E,), generator=g),
-        query_time=torch.randint(0, T + 3, (B,), generator=g),
-        query_state=torch.randn(B, d, generator=g, dtype=dtype),
-    )
+random_case = functools.partial(propagate_case, N=12, B=3, d=8, E=40, R2=6, T=9, dtype=torch.float64, tau_extra=3)
 
 
 def run(case, message, aggregate, impl="reference", **kw):

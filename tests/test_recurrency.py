@@ -360,6 +360,24 @@ def test_inductive_history_uses_msg_and_earlier_test():
     assert np.array_equal(fast.greater, slow.greater) and np.array_equal(fast.equal, slow.equal)
 
 
+def test_context_history_ignores_test_truth():
+    """history='context': msg only (what a learned model sees); a triple known only from earlier test facts
+    no longer helps, so no query ranks better than with the test truth, and some rank worse."""
+    splits = {"train": np.array([[0, 0, 1, 0], [1, 0, 0, 1]]), "valid": np.array([[0, 0, 1, 2]]),
+              "msg": np.array([[2, 1, 3, 3], [3, 1, 4, 3]]),
+              "test": np.array([[2, 1, 4, 4], [2, 1, 4, 5], [3, 1, 4, 5]])}
+    tkg = TKG("toy", splits, np.array(list("abcde")), np.array(["r", "q"]), TimeEncoding("int"))
+    task = inductive(tkg)
+    with_test = RecurrencyBaseline("strict").fit(tkg)
+    context = RecurrencyBaseline("strict", history="context").fit(tkg)
+    assert context.history_splits(task) == ("msg",) and with_test.history_splits(task) == ("msg", "test")
+    a, b = with_test.evaluate(task, ties="average"), context.evaluate(task, ties="average")
+    rank_a, rank_b = a.greater + a.equal / 2, b.greater + b.equal / 2
+    assert np.all(rank_b >= rank_a) and np.any(rank_b > rank_a)
+    with pytest.raises(ParameterError, match="history"):
+        RecurrencyBaseline(history="all")
+
+
 def test_cli_errors(tmp_path):
     runner = CliRunner()
     res = runner.invoke(main, ["eval", "--model", "nope", "--dataset", "YAGO"])

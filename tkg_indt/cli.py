@@ -109,18 +109,23 @@ def stats(source, benchmark, latex, build_missing, as_json, recurrency, split, d
               show_default=True)
 @click.option("--params", type=click.Choice(["per-relation", "per-dataset"]), default=None,
               help="Recurrency: parameters selected per relation (default) or one pair per dataset.")
+@click.option("--history", type=click.Choice(["with-test", "context"]), default=None,
+              help="Recurrency on transductive/inductive tasks: history = message graph + earlier test facts "
+                   "(with-test, default) or the message graph only (context: what a learned model sees).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write metrics and selected parameters (JSON).")
 @click.option("--ranks", type=click.Path(dir_okay=False), default=None, help="Write per-query ranks (CSV).")
 @click.option("--progress", is_flag=True, help="Show progress bars.")
 @DATA_DIR
-def eval_command(model, checkpoint, dataset, benchmark, protocol, ties, filter_, params, out, ranks, progress, data_dir):
+def eval_command(model, checkpoint, dataset, benchmark, protocol, ties, filter_, params, history, out, ranks, progress,
+                 data_dir):
     """Evaluate a model: MRR, Hits@1/3/10 and MR under the chosen tie policy."""
     from .evaluation.models import format_reports, run_eval, write_json, write_ranks
 
     if model is None and checkpoint is None:
         raise click.UsageError("give --model NAME or --checkpoint PATH")
     runs = run_eval(model or "checkpoint", dataset=dataset, benchmark=benchmark, protocol=protocol, ties=ties,
-                    filter=filter_, params=params, data_dir=data_dir, progress=progress, checkpoint=checkpoint)
+                    filter=filter_, params=params, data_dir=data_dir, progress=progress, checkpoint=checkpoint,
+                    history=history)
     click.echo(format_reports([r for r, _, _ in runs]))
     if out:
         write_json([r for r, _, _ in runs], out)

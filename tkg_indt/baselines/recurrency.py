@@ -554,13 +554,16 @@ def _check(variant: str, params: str, ties: str) -> None:
 
 
 # ----------------------------------------------------------------------------------------- model
+HISTORIES = ("with-test", "context")  # non-forecasting tasks: context + earlier query truth, or context only
+
 class RecurrencyBaseline:
     """The recurrency baseline as a model of the evaluation harness, plus a fast ranking path.
 
     ``fit(tkg)`` selects parameters on ``tkg``'s train + valid splits. ``prepare(task)`` (called by
     :func:`tkg_indt.evaluation.evaluate`) fits on ``task.train`` / ``task.valid`` when not fitted yet and
     builds the history: ``task.history`` for forecasting tasks, else ``task.context`` + the query split
-    (inductive: msg ∪ test), always restricted to facts strictly before each query's τ.
+    (inductive: msg ∪ test; with ``history="context"`` msg only, the graph a learned model sees),
+    always restricted to facts strictly before each query's τ.
     ``score(task, queries)`` -> dense float64 ``(B, N)``; ``evaluate(task)`` ranks on the fly (same
     counts, far less work). Parameters reach another graph (an inference graph) by relation name:
     relations the fitting graph does not know get λ = 1.0001, α = 0.99999 (per-relation) or the
@@ -568,9 +571,12 @@ class RecurrencyBaseline:
     """
 
     def __init__(self, variant: str = "combined", params: str = "per-relation", selection_ties: str = "expected",
-                 progress: bool = False):
+                 progress: bool = False, history: str = "with-test"):
         _check(variant, params, selection_ties)
+        if history not in HISTORIES:
+            raise ParameterError(f"history={history!r} is unknown; choose one of {', '.join(HISTORIES)}")
         self.variant, self.params, self.selection_ties, self.progress = variant, params, selection_ties, progress
+        self.history = history
         self.selection: Selection | None = None
         self._ready = None
         self.matched_relations = None
@@ -599,10 +605,11 @@ class RecurrencyBaseline:
         alpha = np.where(alpha == 1.0, TEST_ALPHA_FOR_ONE, alpha)
         return lam, 1000 * alpha, 1000 * (1 - alpha)
 
-    @staticmethod
-    def history_splits(task: Task) -> tuple[str, ...]:
+    def history_splits(self, task: Task) -> tuple[str, ...]:
         if task.forecasting:
             return tuple(task.history)
+        if self.history == "context":  # what a learned model sees: the message graph only
+            return tuple(task.context)
         return tuple(dict.fromkeys((*task.context, task.queries)))
 
     def _setup(self, task: Task):

@@ -101,10 +101,12 @@ def make_model(name: str, **options):
 
 # ------------------------------------------------------------------ built-in models
 def _recurrency(variant):
-    def factory(params: str = "per-relation", progress: bool = False, selection_ties: str = "expected"):
+    def factory(params: str = "per-relation", progress: bool = False, selection_ties: str = "expected",
+                history: str = "with-test"):
         from ..baselines.recurrency import RecurrencyBaseline
 
-        return RecurrencyBaseline(variant, params=params, selection_ties=selection_ties, progress=progress)
+        return RecurrencyBaseline(variant, params=params, selection_ties=selection_ties, progress=progress,
+                                  history=history)
     return factory
 
 
@@ -165,7 +167,8 @@ def _load_variant_folder(folder: Path):
 
 def run_eval(model: str, dataset: str | None = None, benchmark: str | None = None, protocol: str | None = None,
              ties: str = "average", filter: str = "time-aware", params: str | None = None, data_dir=None,
-             progress: bool = False, checkpoint: str | None = None) -> list[tuple[dict, EvalResult, object]]:
+             progress: bool = False, checkpoint: str | None = None,
+             history: str | None = None) -> list[tuple[dict, EvalResult, object]]:
     """Evaluate a registered model on a dataset (``protocol``, default single-step) or on benchmark
     variants (inductive). Returns (report, result, task) per evaluated graph.
 
@@ -192,7 +195,7 @@ def run_eval(model: str, dataset: str | None = None, benchmark: str | None = Non
         graphs = [load_source(dataset, data_dir=data_dir)]
     out = []
     for tkg in graphs:
-        m = make_model(model, params=params, progress=progress or None, checkpoint=checkpoint)
+        m = make_model(model, params=params, progress=progress or None, checkpoint=checkpoint, history=history)
         if hasattr(m, "fit") and "train" in tkg.splits:
             m.fit(tkg)
         task = inductive(tkg) if protocol == "inductive" else make_task(tkg, protocol)

@@ -20,7 +20,7 @@ from tkg_indt.evaluation import evaluate, inductive
 def trained(tmp_path_factory):
     root = tmp_path_factory.mktemp("zoo")
     src = write_source(root / "A", seed=0)
-    variant = write_source(root / "variant", seed=5, num_entities=25, msg=True)
+    write_source(root / "variant", seed=5, num_entities=25, msg=True)
     train(parse(tiny_recipe([src], train={"epochs": 1}, validation={"final": "none"})), root / "run", progress=False)
     return root
 

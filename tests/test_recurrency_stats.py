@@ -51,12 +51,12 @@ def test_cli_stats_recurrency(data_dir):
     assert res.exit_code == 0 and "| YAGO | test | 20,026 | 92.7 | 92.7 | 1 |" in res.output
 
 
-def test_variant_folder_through_load_benchmark(tmp_path):
+def test_variant_folder_through_load_variants(tmp_path):
     from test_recurrency import toy_variant, write_variant
-    from tkg_indt.evaluation.models import load_benchmark
+    from tkg_indt.benchmark import load_variants
 
     write_variant(tmp_path / "p50-inter", toy_variant())
-    (tkg,) = load_benchmark(str(tmp_path / "p50-inter"))
+    (tkg,) = load_variants(str(tmp_path / "p50-inter"))
     s = tkg_recurrency(tkg, "test")
     direct = recurrency_stats(tkg["msg"], tkg["test"])
     assert s["rec"] == direct["rec"] and s["drec"] == direct["drec"] and s["test_facts"] == 12

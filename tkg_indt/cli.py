@@ -71,12 +71,12 @@ def stats(source, benchmark, latex, build_missing, as_json, recurrency, split, d
     from .stats import dataset_stats, format_table
 
     if recurrency:
-        from .evaluation.models import load_benchmark
+        from .benchmark import load_variants
         from .recurrency_stats import format_recurrency, tkg_recurrency
 
         if (source is None) == (benchmark is None):
             raise click.UsageError("give --source NAME or --benchmark SUITE[/VARIANT] with --recurrency")
-        graphs = [load_source(source, data_dir=data_dir)] if source else load_benchmark(benchmark)
+        graphs = [load_source(source, data_dir=data_dir)] if source else load_variants(benchmark)
         rows = {g.name: tkg_recurrency(g, split) for g in graphs}
         return click.echo(json.dumps(rows, indent=1) if as_json else format_recurrency(rows))
     if benchmark is not None:

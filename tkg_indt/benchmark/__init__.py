@@ -9,8 +9,8 @@ the source's format) and ``metadata.json``; see :mod:`tkg_indt.benchmark.build` 
 """
 from .build import SPLITS, Variant, build_suite, build_variant, make_variant, variant_dir, write_variant
 from .check import check_variant
-from .load import load_variant
+from .load import load_variant, load_variants
 from .recipe import BuildParams, Recipe, get_recipe, recipes, variant_name
 
-__all__ = ["build_variant", "build_suite", "variant_dir", "load_variant", "check_variant", "make_variant",
+__all__ = ["build_variant", "build_suite", "variant_dir", "load_variant", "load_variants", "check_variant", "make_variant",
            "write_variant", "get_recipe", "recipes", "variant_name", "BuildParams", "Recipe", "Variant", "SPLITS"]

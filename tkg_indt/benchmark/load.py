@@ -76,3 +76,13 @@ def load_variant(path_or_name) -> TKG:
     tkg = read_splits(folder, meta, name)
     tkg.meta = {**(meta or {}), "folder": str(folder)}
     return tkg
+
+
+def load_variants(name_or_dir) -> list[TKG]:
+    """``SUITE`` (every variant of its recipe), ``SUITE/VARIANT`` or a variant folder -> list of TKGs."""
+    if Path(name_or_dir).expanduser().is_dir() or "/" in str(name_or_dir):
+        return [load_variant(name_or_dir)]
+    from .recipe import get_recipe, variant_name
+
+    recipe = get_recipe(str(name_or_dir))
+    return [load_variant(f"{recipe.suite}/{variant_name(p, m)}") for p, m in recipe.variants]

@@ -15,12 +15,11 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
-from ..errors import MissingDataError, ParameterError, UnknownNameError
+from ..errors import ParameterError, UnknownNameError
 from ..paths import atomic_file
 from .evaluator import TIES, metrics_from_counts, ranks_from_counts
 from .protocols import PROTOCOLS, EvalResult, evaluate, inductive, make_task
@@ -131,40 +130,6 @@ register_model("checkpoint", _learned(None), "any checkpoint folder written by `
 
 
 # ------------------------------------------------------------------ running
-def load_benchmark(name_or_dir: str) -> list:
-    """``SUITE`` (every variant of its recipe), ``SUITE/VARIANT`` or a variant folder -> list of TKGs."""
-    path = Path(name_or_dir).expanduser()
-    try:
-        from ..benchmark import load_variant
-    except ImportError:
-        load_variant = None
-    if load_variant is None:
-        if not path.is_dir():
-            raise MissingDataError(f"{name_or_dir}: the benchmark package is not available; pass a variant folder "
-                                   f"(train/valid/msg/test.txt + metadata.json)")
-        return [_load_variant_folder(path)]
-    if path.is_dir() or "/" in str(name_or_dir):
-        return [load_variant(name_or_dir)]
-    from ..benchmark import get_recipe, variant_name
-
-    recipe = get_recipe(str(name_or_dir))
-    return [load_variant(f"{recipe.suite}/{variant_name(p, m)}") for p, m in recipe.variants]
-
-
-def _load_variant_folder(folder: Path):
-    from ..data.sources import load_folder
-    from ..data.timeenc import TimeEncoding
-
-    meta_file = folder / "metadata.json"
-    meta = json.loads(meta_file.read_text()) if meta_file.exists() else {}
-    enc = TimeEncoding.from_dict(meta["time"]) if "time" in meta else TimeEncoding("int")
-    tkg = load_folder(folder, time_format=enc.format, time_origin=enc.origin, splits=("train", "valid", "msg", "test"))
-    if "time" in meta:
-        tkg = tkg.with_time_offset(tkg.time.first - enc.first)
-    tkg.meta = {**meta, "folder": str(folder)}
-    return tkg
-
-
 def run_eval(model: str, dataset: str | None = None, benchmark: str | None = None, protocol: str | None = None,
              ties: str = "average", filter: str = "time-aware", params: str | None = None, data_dir=None,
              progress: bool = False, checkpoint: str | None = None,
@@ -183,7 +148,9 @@ def run_eval(model: str, dataset: str | None = None, benchmark: str | None = Non
     if benchmark is not None:
         if protocol not in (None, "inductive"):
             raise ParameterError(f"--benchmark variants are evaluated with the inductive protocol, not {protocol!r}")
-        graphs, protocol = load_benchmark(benchmark), "inductive"
+        from ..benchmark import load_variants
+
+        graphs, protocol = load_variants(benchmark), "inductive"
     else:
         from ..data.sources import load_source
 

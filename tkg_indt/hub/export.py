@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from ..data.timeenc import TimeEncoding
 from ..data.tkg import HEAD, REL, TAIL, TIME, TKG
 from ..errors import DataFormatError, MissingDataError
+from ..benchmark.load import read_metadata as read_variant_metadata
 from ..paths import atomic_dir
 from .suites import HUB_SPLITS, VARIANTS, built_variant_dir, check_variant, export_dir, get_suite
 
@@ -58,13 +59,10 @@ class VariantExport:
 def read_metadata(folder: Path) -> dict:
     """``metadata.json`` of a built variant; it must hold the time encoding (key ``time``)."""
     path = Path(folder) / "metadata.json"
-    if not path.exists():
+    meta = read_variant_metadata(folder)
+    if meta is None:
         raise MissingDataError(f"{path}: not found; a built variant folder holds train.txt, valid.txt, msg.txt, "
                                f"test.txt and metadata.json. Fix: build the suite first (tkg-indt build --suite ...)")
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataFormatError(path, f"not valid JSON ({exc.msg})", "rebuild the variant", line=exc.lineno) from None
     if not isinstance(meta.get("time"), dict) or "format" not in meta["time"]:
         raise DataFormatError(path, "no time encoding under key 'time' (TimeEncoding.to_dict())",
                               "rebuild the variant with the current builder")

@@ -13,7 +13,7 @@ from tkg_indt.cli import main
 from tkg_indt.data.timeenc import TimeEncoding
 from tkg_indt.data.tkg import TKG
 from tkg_indt.errors import ParameterError, UnknownNameError
-from tkg_indt.evaluation import evaluate, inductive, single_step
+from tkg_indt.evaluation import SUBSET_SEED, evaluate, inductive, sample_facts, single_step
 from tkg_indt.evaluation.evaluator import metrics_from_counts
 from tkg_indt.evaluation.filtering import KnownAnswers, with_inverses
 from tkg_indt.evaluation.models import make_model, model_names, register_model
@@ -348,6 +348,40 @@ def test_cli_benchmark_variant_folder(tmp_path):
     model = RecurrencyBaseline().fit(tkg)
     direct = model.evaluate(inductive(tkg), ties="expected")
     assert direct.metrics["mrr"] == pytest.approx(report["metrics"]["mrr"])
+
+
+def test_eval_subset_ranks_the_same_queries_as_the_full_run(tmp_path):
+    """--subset N ranks the queries of N seeded facts exactly as the full run ranks them, says so in
+    the report, and draws the same facts every time (and other facts with another seed)."""
+    tkg = toy_variant()
+    folder = tmp_path / "WIKIIndT" / "p50-inter"
+    write_variant(folder, tkg)
+    runs = {}
+    for name, extra in {"full": [], "sub": ["--subset", "5"], "again": ["--subset", "5"],
+                        "other": ["--subset", "5", "--seed", "1"]}.items():
+        out, ranks = tmp_path / f"{name}.json", tmp_path / f"{name}.csv"
+        res = CliRunner().invoke(main, ["eval", "--model", "recurrency", "--benchmark", str(folder), "--out", str(out),
+                                        "--ranks", str(ranks)] + extra)
+        assert res.exit_code == 0, res.output
+        runs[name] = (json.loads(out.read_text()), ranks.read_bytes())
+    report = runs["sub"][0]
+    assert report["subset"] == {"facts": 5, "of": len(tkg["test"]), "seed": SUBSET_SEED} and report["queries"] == 10
+    assert "subset" not in runs["full"][0]
+    assert runs["sub"] == runs["again"] and runs["sub"][1] != runs["other"][1]
+    import io
+
+    import pandas as pd
+
+    full, sub = (pd.read_csv(io.BytesIO(runs[k][1])) for k in ("full", "sub"))
+    keys = ["direction", "subject", "relation", "object", "time"]
+    merged = sub.merge(full, on=keys, suffixes=("", "_full"))
+    assert len(merged) == len(sub) == 10
+    assert (merged["greater"] == merged["greater_full"]).all() and (merged["equal"] == merged["equal_full"]).all()
+    chosen = sample_facts(tkg["test"], 5)
+    assert len(chosen) == 5 and np.array_equal(chosen, sample_facts(tkg["test"], 5))
+    assert sample_facts(tkg["test"], 0) is tkg["test"] and sample_facts(tkg["test"], 10**6) is tkg["test"]
+    res = CliRunner().invoke(main, ["eval", "--model", "recurrency", "--benchmark", str(folder), "--subset", "-1"])
+    assert res.exit_code == 2
 
 
 def test_inductive_history_uses_msg_and_earlier_test():

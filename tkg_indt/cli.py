@@ -114,10 +114,14 @@ def stats(source, benchmark, latex, build_missing, as_json, recurrency, split, d
                    "(with-test, default) or the message graph only (context: what a learned model sees).")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write metrics and selected parameters (JSON).")
 @click.option("--ranks", type=click.Path(dir_okay=False), default=None, help="Write per-query ranks (CSV).")
+@click.option("--subset", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Rank only the tail and head queries of N query facts drawn with --seed (the same facts for "
+                   "every model; the report says so). 0: all facts.")
+@click.option("--seed", type=int, default=None, help="Seed of --subset (default: tkg_indt.evaluation.SUBSET_SEED).")
 @click.option("--progress", is_flag=True, help="Show progress bars.")
 @DATA_DIR
-def eval_command(model, checkpoint, dataset, benchmark, protocol, ties, filter_, params, history, out, ranks, progress,
-                 data_dir):
+def eval_command(model, checkpoint, dataset, benchmark, protocol, ties, filter_, params, history, out, ranks, subset,
+                 seed, progress, data_dir):
     """Evaluate a model: MRR, Hits@1/3/10 and MR under the chosen tie policy."""
     from .evaluation.models import format_reports, run_eval, write_json, write_ranks
 
@@ -125,7 +129,7 @@ def eval_command(model, checkpoint, dataset, benchmark, protocol, ties, filter_,
         raise click.UsageError("give --model NAME or --checkpoint PATH")
     runs = run_eval(model or "checkpoint", dataset=dataset, benchmark=benchmark, protocol=protocol, ties=ties,
                     filter=filter_, params=params, data_dir=data_dir, progress=progress, checkpoint=checkpoint,
-                    history=history)
+                    history=history, subset=subset, seed=seed)
     click.echo(format_reports([r for r, _, _ in runs]))
     if out:
         write_json([r for r, _, _ in runs], out)

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from tkg_indt.evaluation import evaluate, transductive
+from tkg_indt.evaluation import SUBSET_SEED, evaluate, sample_facts, transductive
 from tkg_indt.evaluation.filtering import with_inverses
 from tkg_indt.paths import atomic_dir, atomic_file
 
@@ -36,16 +36,6 @@ from .checkpoint import load_model_dir, read_config
 from .curves import plot_curves, read_metrics
 
 DATASETS = ("ICEWS14", "ICEWS05-15")
-TEST_SEED = 20240917
-
-
-def test_queries(tkg, subset: int | None) -> np.ndarray:
-    """Tail and head queries of the test facts (a seeded subset of ``subset`` facts when given)."""
-    test = tkg["test"]
-    if subset and subset < len(test):
-        rng = np.random.default_rng(TEST_SEED)
-        test = test[np.sort(rng.choice(len(test), subset, replace=False))]
-    return with_inverses(test, tkg.num_relations)
 
 
 def evaluate_test(model, datasets=DATASETS, subsets: dict | None = None, data_dir=None, progress=True) -> dict:
@@ -55,14 +45,14 @@ def evaluate_test(model, datasets=DATASETS, subsets: dict | None = None, data_di
     for name in datasets:
         tkg = read_source(name, data_dir)
         subset = (subsets or {}).get(name)
-        q = test_queries(tkg, subset)
+        q = with_inverses(sample_facts(tkg["test"], subset), tkg.num_relations)
         full = with_inverses(tkg["test"], tkg.num_relations)
         distinct_full = len(np.unique(full[:, [0, 1, 3]], axis=0))
         distinct = len(np.unique(q[:, [0, 1, 3]], axis=0))
         res = evaluate(Scorer(model), transductive(tkg), queries=q, progress=progress)
         per_query = res.seconds / max(distinct, 1)
         out[name] = {"metrics": res.metrics, "test_facts": int(len(q) // 2), "test_facts_total": int(len(tkg["test"])),
-                     "subset": bool(subset and subset < len(tkg["test"])), "seed": TEST_SEED if subset else None,
+                     "subset": bool(subset and subset < len(tkg["test"])), "seed": SUBSET_SEED if subset else None,
                      "distinct_queries": distinct, "seconds": round(res.seconds, 1),
                      "seconds_per_query": round(per_query, 4),
                      "full_test_estimate_hours": round(per_query * distinct_full / 3600, 2)}
@@ -123,7 +113,7 @@ def model_card(name: str, config: dict, summary: dict, run_json: dict, test: dic
 
 Evaluated with `tkg_indt.evaluation.evaluate(Scorer(model), transductive(tkg), queries=...)`: message
 graph = the training split, tail and head queries of the test facts, filtered with train + valid +
-test facts at the same time. Cost on this machine (2 shared CPU cores, fused CPU kernel):
+test facts at the same time. Cost on the machine that ran the evaluation (CPU, fused kernel; other load included):
 {costs}
 Subsets, where used, are stated above; they are the same facts for every released model, so the
 models are compared on identical queries.
@@ -136,7 +126,8 @@ models are compared on identical queries.
 - Steps: {summary['steps']:,}; wall time {wall / 60:.1f} min ({summary['train_seconds'] / 60:.1f} min training steps,
   {summary['validation_seconds'] / 60:.1f} min validation); {summary['train_seconds_per_step']:.2f} s per training step.
 - Compute: {run_json.get('processes', 1)} process(es), {run_json.get('threads')} torch threads, {run_json.get('cpu_count')} CPU
-  cores ({run_json.get('machine')}, no GPU; the cores were shared with other jobs), torch {run_json.get('torch')},
+  cores ({run_json.get('machine')}, device `{run_json.get('device', 'cpu')}`; wall times include any other load on the
+  machine), torch {run_json.get('torch')},
   Python {run_json.get('python')}.
 - Final validation: {('none (recipe: validation.final = none)' if not fv else json.dumps(fv))}.
 

@@ -22,7 +22,8 @@ import numpy as np
 from ..errors import ParameterError, UnknownNameError
 from ..paths import atomic_file
 from .evaluator import TIES, metrics_from_counts, ranks_from_counts
-from .protocols import PROTOCOLS, EvalResult, evaluate, inductive, make_task
+from .protocols import (PROTOCOLS, SUBSET_SEED, EvalResult, all_queries, evaluate, inductive, make_task,
+                        sample_facts)
 
 ENTRY_POINT_GROUP = "tkg_indt.models"
 
@@ -132,15 +133,20 @@ register_model("checkpoint", _learned(None), "any checkpoint folder written by `
 # ------------------------------------------------------------------ running
 def run_eval(model: str, dataset: str | None = None, benchmark: str | None = None, protocol: str | None = None,
              ties: str = "average", filter: str = "time-aware", params: str | None = None, data_dir=None,
-             progress: bool = False, checkpoint: str | None = None,
-             history: str | None = None) -> list[tuple[dict, EvalResult, object]]:
+             progress: bool = False, checkpoint: str | None = None, history: str | None = None,
+             subset: int | None = None, seed: int | None = None) -> list[tuple[dict, EvalResult, object]]:
     """Evaluate a registered model on a dataset (``protocol``, default single-step) or on benchmark
     variants (inductive). Returns (report, result, task) per evaluated graph.
 
     Models with ``fit`` are fitted on the dataset's / variant's own train + valid splits first (for a
     variant: the training graph; the inference graph msg + test is never used for fitting).
+    ``subset``: rank only the tail and head queries of that many query facts, drawn with ``seed``
+    (:func:`~tkg_indt.evaluation.sample_facts`: the same facts for every model); the report says so.
     """
     get_model_spec(model)  # an unknown name fails before any data is read
+    if subset is not None and subset < 0:
+        raise ParameterError(f"subset={subset}: give a number of query facts >= 0 (0 = all)")
+    seed = SUBSET_SEED if seed is None else seed
     if (dataset is None) == (benchmark is None):
         raise ParameterError("give exactly one of --dataset NAME or --benchmark SUITE[/VARIANT]")
     if ties not in TIES:
@@ -166,16 +172,21 @@ def run_eval(model: str, dataset: str | None = None, benchmark: str | None = Non
         if hasattr(m, "fit") and "train" in tkg.splits:
             m.fit(tkg)
         task = inductive(tkg) if protocol == "inductive" else make_task(tkg, protocol)
+        facts = task.query_facts()
+        chosen = sample_facts(facts, subset, seed)
+        queries = all_queries(chosen, task.num_relations) if len(chosen) < len(facts) else None
         if hasattr(m, "evaluate"):
-            result = m.evaluate(task, ties=ties, filter=filter)
+            result = m.evaluate(task, ties=ties, filter=filter, queries=queries)
         else:
-            result = evaluate(m, task, ties=ties, filter=filter, progress=progress)
+            result = evaluate(m, task, ties=ties, filter=filter, progress=progress, queries=queries)
         report = {
             "model": model, "data": tkg.name, "protocol": protocol, "filter": filter, "ties": ties,
             "metrics": result.metrics,
             "metrics_by_ties": {t: metrics_from_counts(result.greater, result.equal, t) for t in TIES},
             "queries": int(len(result.queries)), "entities": task.num_entities,
-        }  # no timings in the report: the same inputs give byte-identical JSON (times: result.seconds)
+        }
+        if queries is not None:
+            report["subset"] = {"facts": int(len(chosen)), "of": int(len(facts)), "seed": int(seed)}  # no timings in the report: the same inputs give byte-identical JSON (times: result.seconds)
         if hasattr(m, "describe"):
             report["model_details"] = m.describe()
         out.append((report, result, task))
@@ -188,8 +199,13 @@ def format_reports(reports: list[dict]) -> str:
     for r in reports:
         m = r["metrics"]
         lines.append(f"| {r['data']} | {r['model']} | {r['ties']} | {100 * m['mrr']:.2f} | {100 * m['hits@1']:.2f} | "
-                     f"{100 * m['hits@3']:.2f} | {100 * m['hits@10']:.2f} | {m['mr']:.1f} | {m['count']:,} |")
+                     f"{100 * m['hits@3']:.2f} | {100 * m['hits@10']:.2f} | {m['mr']:.1f} | {m['count']:,}{_subset_note(r)} |")
     return "\n".join(lines)
+
+
+def _subset_note(report: dict) -> str:
+    s = report.get("subset")
+    return f" ({s['facts']:,} of {s['of']:,} facts, seed {s['seed']})" if s else ""
 
 
 def write_json(reports: list[dict], path) -> None:

@@ -13,6 +13,7 @@ import time as _time
 import numpy as np
 
 from ..data.tkg import TKG
+from ..errors import ParameterError
 from .evaluator import Evaluator, metrics_from_counts
 from .filtering import with_inverses
 
@@ -110,6 +111,19 @@ class EvalResult:
 def all_queries(facts: np.ndarray, num_relations: int) -> np.ndarray:
     """Tail and head queries of some facts as ``(s, r, o, τ)`` rows, head ones via inverses."""
     return with_inverses(facts, num_relations)
+
+
+SUBSET_SEED = 20240917
+
+
+def sample_facts(facts: np.ndarray, n: int | None, seed: int = SUBSET_SEED) -> np.ndarray:
+    """``n`` of ``facts`` drawn without replacement by a seeded generator, kept in their order (all of
+    them when ``n`` is None, 0 or at least their number): the same facts for every model."""
+    if not n or n >= len(facts):
+        return facts
+    if n < 0:
+        raise ParameterError(f"a subset of {n} facts: give a positive number (0 = all facts)")
+    return facts[np.sort(np.random.default_rng(seed).choice(len(facts), n, replace=False))]
 
 
 def evaluate(model, task: Task, ties: str = "average", filter: str = "time-aware", batch_size: int = 64,

@@ -33,7 +33,9 @@ def releases(trained, tmp_path, monkeypatch):
 
 
 def test_load_by_name_and_by_folder(trained, releases):
-    by_name, by_path = load_model("grate-trix"), load_model(trained / "run" / "best")
+    import grate
+
+    by_name, by_path = grate.load_model("grate-trix"), load_model(trained / "run" / "best")
     assert not by_name.training and by_name.config == by_path.config
     for a, b in zip(by_name.state_dict().values(), by_path.state_dict().values()):
         assert torch.equal(a, b)

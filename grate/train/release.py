@@ -102,7 +102,7 @@ def model_card(name: str, config: dict, summary: dict, run_json: dict, test: dic
 - Checkpoint: best validation MRR at step {summary['best_step']} of {summary['steps']}
   (subset validation MRR {summary['best_valid_mrr']:.4f}, mean over ICEWS14 and ICEWS05-15).
 - Files: `model.safetensors` (weights), `config.json` (architecture + training metadata); load with
-  `grate.zoo.load_model("{name}")` (safetensors + JSON, no pickle) or evaluate with
+  `grate.load_model("{name}")` (safetensors + JSON, no pickle) or evaluate with
   `tkg-indt eval --model {name} --dataset ICEWS14 --protocol transductive`.
 
 ## Test results (transductive interpolation, time-aware filtered, average ties)
@@ -177,7 +177,7 @@ def releases_table(root: Path) -> str:
 
 def write_index(root: Path) -> None:
     text = ("# Released checkpoints\n\nTrained with `recipes/train/<name>-cpu.yaml` "
-            "(`bash recipes/train/train_releases.sh`); load with `grate.zoo.load_model(name)`.\n"
+            "(`bash recipes/train/train_releases.sh`); load with `grate.load_model(name)`.\n"
             "Transductive test, time-aware filtered, average ties, in %. `*`: seeded subset of the test facts "
             "(sizes in each model card).\n\n" + releases_table(root) + "\n")
     with atomic_file(root / "README.md") as handle:

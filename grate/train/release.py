@@ -92,13 +92,15 @@ def model_card(name: str, config: dict, summary: dict, run_json: dict, test: dic
                       f"({r['seconds_per_query']:.3f} s/query); the full test would take about "
                       f"{r['full_test_estimate_hours']:.1f} h on this machine." for ds, r in test.items())
     fv = summary.get("final_validation")
+    params_note = ("the GRATE message adds none: the same count as the static model" if m["message"] != "distmult"
+                   else "the same count as its GRATE counterpart: GRATE adds no parameter")
     return f"""# {name}: {base} + {kind} message
 
 {RELEASES.get(name, '')}.
 
 - Architecture: {base}, message `{m['message']}`, hidden size d = {m['dim']}, aggregation `{m['aggregate']}`,
   relation layers {m['relation_layers']}, entity layers {m['entity_layers']}.
-- Parameters: {config['parameters']:,} (the GRATE message adds none; same count as the static model).
+- Parameters: {config['parameters']:,} ({params_note}).
 - Checkpoint: best validation MRR at step {summary['best_step']} of {summary['steps']}
   (subset validation MRR {summary['best_valid_mrr']:.4f}, mean over ICEWS14 and ICEWS05-15).
 - Files: `model.safetensors` (weights), `config.json` (architecture + training metadata); load with

@@ -92,3 +92,27 @@ def test_release_packaging_writes_a_small_loadable_release(trained, tmp_path, mo
     assert json.loads((again / "test_metrics.json").read_text())["test"][str(src)] == metrics
     monkeypatch.setenv("GRATE_RELEASES", str(root))
     assert load_model("trix").num_parameters() == json.loads((folder / "config.json").read_text())["parameters"]
+
+
+@pytest.mark.parametrize("name", sorted(RELEASES))
+def test_committed_releases_load_and_match_their_cards(name, monkeypatch):
+    """Every release in releases/ loads by name (safetensors + JSON), has the architecture and the
+    parameter count its card states, the static/GRATE message its name says, and test metrics on
+    both pretraining sources."""
+    import grate
+
+    monkeypatch.delenv("GRATE_RELEASES", raising=False)
+    model = grate.load_model(name)
+    folder = available()[name]
+    card = (folder / "MODEL_CARD.md").read_text()
+    metrics = json.loads((folder / "test_metrics.json").read_text())
+    assert model.config.message == ("grate" if name.startswith("grate-") else "distmult")
+    assert model.config.model == name.split("-")[-1]
+    assert model.num_parameters() == metrics["parameters"] == grate.count_parameters(model.config)
+    assert f"Parameters: {metrics['parameters']:,}" in card
+    assert set(metrics["test"]) == {"ICEWS14", "ICEWS05-15"}
+    for result in metrics["test"].values():
+        m = result["metrics"]
+        assert 0 < m["hits@1"] <= m["mrr"] <= m["hits@10"] <= 1 and result["test_facts"] > 0
+        assert f"{100 * m['mrr']:.2f}" in card
+    assert (folder / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

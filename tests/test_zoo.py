@@ -116,3 +116,25 @@ def test_committed_releases_load_and_match_their_cards(name, monkeypatch):
         assert 0 < m["hits@1"] <= m["mrr"] <= m["hits@10"] <= 1 and result["test_facts"] > 0
         assert f"{100 * m['mrr']:.2f}" in card
     assert (folder / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_release_index_compares_only_comparable_pairs(tmp_path):
+    from grate.train.release import comparison, write_index
+
+    def put(name, steps, mrr, facts=100):
+        test = {ds: {"metrics": {"mrr": mrr, "hits@10": 0.9}, "subset": facts < 1000, "test_facts": facts,
+                     "seed": 1 if facts < 1000 else None} for ds in ("ICEWS14", "ICEWS05-15")}
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "test_metrics.json").write_text(json.dumps({"parameters": 1, "steps": steps, "test": test}))
+
+    put("trix", 100, 0.40), put("grate-trix", 100, 0.50)
+    put("ultra", 100, 0.30), put("grate-ultra", 50, 0.35)  # different training lengths: not compared
+    rows = comparison(tmp_path)
+    assert [(r["base"], r["dataset"]) for r in rows] == [("trix", "ICEWS14"), ("trix", "ICEWS05-15")]
+    write_index(tmp_path)
+    text = (tmp_path / "README.md").read_text()
+    assert "| TRIX | ICEWS14 | 40.00* | 50.00* | +25.0 % |" in text and "| ULTRA |" not in text
+    assert (tmp_path / "comparison.png").read_bytes()[:4] == b"\x89PNG"
+    shutil.rmtree(tmp_path / "grate-trix")
+    put("grate-trix", 100, 0.5, facts=200)  # other test facts: not compared either
+    assert comparison(tmp_path) == []

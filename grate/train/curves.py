@@ -12,14 +12,28 @@ def read_metrics(path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def plot_curves(metrics: list[dict], target, title: str = "") -> Path | None:
-    """Loss (per logged window) and validation MRR against the step; returns the PNG path."""
+def _pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def _save(fig, target) -> Path:
     from tkg_indt.paths import atomic_file
+
+    target = Path(target)
+    with atomic_file(target, "wb") as handle:
+        fig.savefig(handle, format="png")
+    fig.clf()
+    return target
+
+
+def plot_curves(metrics: list[dict], target, title: str = "") -> Path | None:
+    """Loss (per logged window) and validation MRR against the step; returns the PNG path."""
+    plt = _pyplot()
 
     train = [m for m in metrics if m.get("event") == "train"]
     valid = [m for m in metrics if m.get("event") == "valid"]
@@ -43,8 +57,25 @@ def plot_curves(metrics: list[dict], target, title: str = "") -> Path | None:
     if title:
         fig.suptitle(title, fontsize=8)
     fig.tight_layout()
-    target = Path(target)
-    with atomic_file(target, "wb") as handle:
-        fig.savefig(handle, format="png")
+    target = _save(fig, target)
+    plt.close(fig)
+    return target
+
+
+def plot_comparison(rows: list[dict], target) -> Path:
+    """Grouped bars of test MRR, static base model vs GRATE, per (base model, dataset)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(1.4 + 1.3 * len(rows), 2.8), dpi=80)
+    x = list(range(len(rows)))
+    for offset, key, label in ((-0.2, "static", "static"), (0.2, "grate", "+ GRATE")):
+        values = [100 * r[key] for r in rows]
+        bars = ax.bar([i + offset for i in x], values, width=0.4, label=label)
+        ax.bar_label(bars, fmt="%.1f", fontsize=6)
+    ax.set_xticks(x, [f"{r['base'].upper()}\n{r['dataset']}{'*' if r['subset'] else ''}" for r in rows], fontsize=7)
+    ax.set_ylabel("test MRR (%)")
+    ax.set_ylim(0, 125 * max(max(r["static"], r["grate"]) for r in rows))
+    ax.legend(fontsize=7, loc="upper center", ncol=2, frameon=False)
+    fig.tight_layout()
+    target = _save(fig, target)
     plt.close(fig)
     return target

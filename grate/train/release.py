@@ -33,7 +33,7 @@ from tkg_indt.paths import atomic_dir, atomic_file
 from ..scoring import Scorer
 from ..zoo import RELEASES, releases_dir
 from .checkpoint import load_model_dir, read_config
-from .curves import plot_curves, read_metrics
+from .curves import plot_comparison, plot_curves, read_metrics
 
 DATASETS = ("ICEWS14", "ICEWS05-15")
 
@@ -177,11 +177,47 @@ def releases_table(root: Path) -> str:
     return "\n".join(lines)
 
 
+PAIRS = (("trix", "grate-trix"), ("ultra", "grate-ultra"))  # (static base model, its GRATE version)
+
+
+def comparison(root: Path) -> list[dict]:
+    """Static vs GRATE test MRR for every pair of released models trained for the same number of steps,
+    on each dataset where both were tested on the same facts."""
+    rows = []
+    for static, temporal in PAIRS:
+        files = [root / n / "test_metrics.json" for n in (static, temporal)]
+        if not all(f.is_file() for f in files):
+            continue
+        (a, steps_a), (b, steps_b) = ((d["test"], d["steps"]) for d in (json.loads(f.read_text()) for f in files))
+        if steps_a != steps_b:  # not comparable: different training lengths
+            continue
+        for ds in DATASETS:
+            same_queries = ds in a and ds in b and all(a[ds][k] == b[ds][k] for k in ("test_facts", "seed"))
+            if same_queries:
+                rows.append({"base": static, "dataset": ds, "static": a[ds]["metrics"]["mrr"],
+                             "grate": b[ds]["metrics"]["mrr"], "subset": a[ds]["subset"] or b[ds]["subset"]})
+    return rows
+
+
+def comparison_table(rows: list[dict]) -> str:
+    lines = ["| base model | dataset | static MRR | + GRATE MRR | relative change |", "|---|---|---|---|---|"]
+    for r in rows:
+        star = "*" if r["subset"] else ""
+        lines.append(f"| {r['base'].upper()} | {r['dataset']} | {_pct(r['static'])}{star} | {_pct(r['grate'])}{star} | "
+                     f"{100 * (r['grate'] / r['static'] - 1):+.1f} % |")
+    return "\n".join(lines)
+
+
 def write_index(root: Path) -> None:
     text = ("# Released checkpoints\n\nTrained with `recipes/train/<name>-cpu.yaml` "
             "(`bash recipes/train/train_releases.sh`); load with `grate.load_model(name)`.\n"
             "Transductive test, time-aware filtered, average ties, in %. `*`: seeded subset of the test facts "
             "(sizes in each model card).\n\n" + releases_table(root) + "\n")
+    rows = comparison(root)
+    if rows:
+        text += ("\n## Static base model vs GRATE\n\nSame recipe, data, steps and test queries; GRATE adds no "
+                 "parameter.\n\n" + comparison_table(rows) + "\n\n![static vs GRATE](comparison.png)\n")
+        plot_comparison(rows, root / "comparison.png")
     with atomic_file(root / "README.md") as handle:
         handle.write(text)
 

@@ -21,13 +21,14 @@ def _pyplot():
     return plt
 
 
-def _save(fig, target) -> Path:
+def _save(plt, fig, target) -> Path:
+    """Write ``fig`` as a PNG atomically and close it."""
     from tkg_indt.paths import atomic_file
 
     target = Path(target)
     with atomic_file(target, "wb") as handle:
         fig.savefig(handle, format="png")
-    fig.clf()
+    plt.close(fig)
     return target
 
 
@@ -57,9 +58,7 @@ def plot_curves(metrics: list[dict], target, title: str = "") -> Path | None:
     if title:
         fig.suptitle(title, fontsize=8)
     fig.tight_layout()
-    target = _save(fig, target)
-    plt.close(fig)
-    return target
+    return _save(plt, fig, target)
 
 
 def plot_comparison(rows: list[dict], target) -> Path:
@@ -76,6 +75,4 @@ def plot_comparison(rows: list[dict], target) -> Path:
     ax.set_ylim(0, 125 * max(max(r["static"], r["grate"]) for r in rows))
     ax.legend(fontsize=7, loc="upper center", ncol=2, frameon=False)
     fig.tight_layout()
-    target = _save(fig, target)
-    plt.close(fig)
-    return target
+    return _save(plt, fig, target)

@@ -184,9 +184,9 @@ def run_eval(model: str, dataset: str | None = None, benchmark: str | None = Non
             "metrics": result.metrics,
             "metrics_by_ties": {t: metrics_from_counts(result.greater, result.equal, t) for t in TIES},
             "queries": int(len(result.queries)), "entities": task.num_entities,
-        }
+        }  # no timings in the report: the same inputs give byte-identical JSON (times: result.seconds)
         if queries is not None:
-            report["subset"] = {"facts": int(len(chosen)), "of": int(len(facts)), "seed": int(seed)}  # no timings in the report: the same inputs give byte-identical JSON (times: result.seconds)
+            report["subset"] = {"facts": int(len(chosen)), "of": int(len(facts)), "seed": int(seed)}
         if hasattr(m, "describe"):
             report["model_details"] = m.describe()
         out.append((report, result, task))
